@@ -1,0 +1,15 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "NetworkScheduler",
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
+    products: [
+        .library(name: "NetworkScheduler", targets: ["NetworkScheduler"]),
+    ],
+    targets: [
+        .target(name: "NetworkScheduler"),
+        .testTarget(name: "NetworkSchedulerTests", dependencies: ["NetworkScheduler"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
