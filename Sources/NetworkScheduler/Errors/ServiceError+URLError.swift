@@ -1,0 +1,31 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension ServiceError {
+    /// Maps a transport failure to the error a caller can act on.
+    public init(_ error: any Error) {
+        if let serviceError = error as? ServiceError {
+            self = serviceError
+            return
+        }
+        guard let urlError = error as? URLError else {
+            self = .transport(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
+            return
+        }
+        switch urlError.code {
+        case .cancelled:
+            self = .cancelled
+        case .timedOut:
+            self = .timedOut
+        case .notConnectedToInternet, .networkConnectionLost, .cannotFindHost, .cannotConnectToHost,
+             .dnsLookupFailed, .internationalRoamingOff, .dataNotAllowed, .callIsActive:
+            self = .noConnection(urlError)
+        case .badURL, .unsupportedURL:
+            self = .invalidRequest(reason: "the URL \(urlError.failingURL?.absoluteString ?? "") is not valid")
+        default:
+            self = .transport(urlError)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every way a request can fail, as one typed error.
+///
+/// ```swift
+/// do {
+///     let friends = try await api.value(for: .friends(of: user))
+/// } catch .noConnection {
+///     showOfflineBanner()
+/// } catch .server(let response) where response.statusCode == 404 {
+///     showNotFound()
+/// } catch {
+///     showAlert(error.localizedDescription)
+/// }
+/// ```
+public enum ServiceError: Error, Sendable, Equatable {
+    /// The device is offline, or the host could not be found or reached.
+    case noConnection(URLError)
+    /// The server did not answer within the request's timeout.
+    case timedOut
+    /// The caller cancelled the request, directly, through its group or its Swift task.
+    case cancelled
+    /// The server answered with a status the resource does not accept.
+    case server(ServerErrorResponse)
+    /// The response arrived but could not be turned into the model.
+    case undecodable(DecodingFailure)
+    /// The request could not be built: a bad URL or a body that cannot be encoded.
+    case invalidRequest(reason: String)
+    /// A request given in `after:` failed or was cancelled, so this one never ran.
+    indirect case dependencyFailed(cause: ServiceError)
+    /// Any other transport failure (a malformed response, TLS, a redirect loop…).
+    case transport(URLError)
+}
+
+extension ServiceError {
+    /// Whether this is a cancellation of the caller itself.
+    public var isCancellation: Bool { self == .cancelled }
+
+    /// The HTTP status of a server error, if this is one.
+    public var statusCode: Int? {
+        if case .server(let response) = self { return response.statusCode }
+        return nil
+    }
+
+    /// The `URLError` behind a transport or connectivity failure, if there is one.
+    public var urlError: URLError? {
+        switch self {
+        case .noConnection(let error), .transport(let error): return error
+        case .timedOut: return URLError(.timedOut)
+        case .cancelled: return URLError(.cancelled)
+        default: return nil
+        }
+    }
+
+    /// The failure of the dependency that stopped this request, followed through chains.
+    public var rootCause: ServiceError {
+        if case .dependencyFailed(let cause) = self { return cause.rootCause }
+        return self
+    }
+}
+
+extension ServiceError: LocalizedError {
+    public var errorDescription: String? {
+        switch self {
+        case .noConnection:
+            return "No internet connection: the server could not be reached."
+        case .timedOut:
+            return "The server took too long to answer."
+        case .cancelled:
+            return "The request was cancelled."
+        case .server(let response):
+            if let message = response.message {
+                return "The server answered \(response.statusCode): \(message)"
+            }
+            return "The server answered \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))."
+        case .undecodable(let failure):
+            return "The server's response could not be read: \(failure)"
+        case .invalidRequest(let reason):
+            return "The request could not be made: \(reason)"
+        case .dependencyFailed(let cause):
+            return "A request this one depends on failed: \(cause.errorDescription ?? "\(cause)")"
+        case .transport(let error):
+            return "Something went wrong talking to the server (\(error.code.rawValue))."
+        }
+    }
+}

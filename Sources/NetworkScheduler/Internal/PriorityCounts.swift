@@ -1,0 +1,18 @@
+/// How many live callers of one call ask for each priority, so the call's effective priority
+/// (the highest) is known in constant time as callers join and leave.
+struct PriorityCounts {
+    private var counts = [Int](repeating: 0, count: RequestPriority.allCases.count)
+
+    var highest: RequestPriority? {
+        RequestPriority.allCases.last { counts[$0.rawValue] > 0 }
+    }
+
+    mutating func add(_ priority: RequestPriority) {
+        counts[priority.rawValue] += 1
+    }
+
+    mutating func remove(_ priority: RequestPriority) {
+        precondition(counts[priority.rawValue] > 0, "removing a priority that was never added")
+        counts[priority.rawValue] -= 1
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// An `Operation` whose work finishes later, on another thread, with an explicit state machine.
+///
+/// Subclasses override ``execute()`` and call ``finish()`` exactly when their work is done;
+/// a second `finish()` is harmless. The KVO notifications the queue relies on are posted after
+/// the state lock is released, on the thread that changed the state: on Linux the queue reads
+/// `isFinished` from inside `didChangeValue` and would deadlock otherwise.
+open class AsyncOperation: Operation, @unchecked Sendable {
+    // Safety: all mutable state is in `lockedState`.
+
+    /// Where an operation is in its life. It only ever moves forward.
+    public enum State: Sendable, Equatable {
+        /// Created, possibly in a queue, not started.
+        case pending
+        /// Started and doing its work.
+        case executing
+        /// Done, by finishing its work or by being cancelled before it started.
+        case finished
+    }
+
+    private let lockedState = Locked(State.pending)
+
+    /// The current state.
+    public var state: State { lockedState.withLock { $0 } }
+
+    override open var isAsynchronous: Bool { true }
+    override open var isExecuting: Bool { state == .executing }
+    override open var isFinished: Bool { state == .finished }
+
+    override public final func start() {
+        guard !isCancelled else {
+            if transition(to: .finished) == .pending { didSkipExecution() }
+            return
+        }
+        guard transition(to: .executing) == .pending else { return }
+        execute()
+    }
+
+    /// The work. Call ``finish()`` when it is done.
+    open func execute() {
+        finish()
+    }
+
+    /// Called instead of ``execute()`` when the operation was cancelled before it started.
+    open func didSkipExecution() {}
+
+    /// Marks the operation finished; the queue then starts the next one. Harmless if repeated.
+    public final func finish() {
+        _ = transition(to: .finished)
+    }
+
+    /// Moves forward to `next` and posts KVO for what changed. Returns the state it left,
+    /// or nil when the move was not forward (a repeated finish, a start after finishing).
+    private func transition(to next: State) -> State? {
+        let previous: State? = lockedState.withLock { state in
+            switch (state, next) {
+            case (.pending, .executing), (.pending, .finished), (.executing, .finished):
+                defer { state = next }
+                return state
+            default:
+                return nil
+            }
+        }
+        guard let previous else { return nil }
+        let executingChanged = previous == .executing || next == .executing
+        if executingChanged { willChangeValue(forKey: "isExecuting") }
+        if next == .finished { willChangeValue(forKey: "isFinished") }
+        if executingChanged { didChangeValue(forKey: "isExecuting") }
+        if next == .finished { didChangeValue(forKey: "isFinished") }
+        return previous
+    }
+}

@@ -1,0 +1,129 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One network call: an asynchronous operation wrapping one transport task.
+///
+/// It reports its outcome exactly once, then finishes: the response, the transport error, or
+/// `.cancelled`. Cancelled before it starts, it never touches the network.
+///
+/// ```swift
+/// let operation = DataTaskOperation(request: urlRequest, transport: URLSessionTransport()) { result, timing in
+///     print(result, timing.networkDuration)
+/// }
+/// queue.addOperation(operation)
+/// ```
+public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
+    // Safety: the only mutable state is in `task`; the rest is immutable.
+
+    /// When the call was made, started and answered, for queue-wait and wire-time figures.
+    public struct Timing: Sendable {
+        /// Uptime (`DispatchTime` nanoseconds) when the operation was created.
+        public let created: UInt64
+        /// Uptime when it started, or nil if it never did.
+        public let started: UInt64?
+        /// Uptime when its outcome was known.
+        public let completed: UInt64
+
+        /// Seconds spent waiting in the queue.
+        public var queueDuration: TimeInterval { seconds(from: created, to: started ?? completed) }
+        /// Seconds between starting the task and its outcome.
+        public var networkDuration: TimeInterval { started.map { seconds(from: $0, to: completed) } ?? 0 }
+    }
+
+    /// What the operation reports when it is done.
+    public typealias Completion = @Sendable (Result<TransportResponse, ServiceError>, Timing) -> Void
+
+    private enum TaskState {
+        case idle
+        case running(any TransportTask, started: UInt64)
+        case cancelled
+        case completed
+    }
+
+    /// The request this operation sends.
+    public let request: URLRequest
+    private let transport: any HTTPTransport
+    private let onStart: @Sendable (_ queuedFor: TimeInterval) -> Void
+    private let onCompletion: Completion
+    private let created = DispatchTime.now().uptimeNanoseconds
+    private let task = Locked(TaskState.idle)
+
+    /// - Parameters:
+    ///   - onStart: called on the starting thread just before the task is started, with the
+    ///     seconds the operation waited since it was created.
+    ///   - onCompletion: called exactly once with the outcome, before the operation finishes.
+    public init(
+        request: URLRequest,
+        transport: any HTTPTransport,
+        onStart: @escaping @Sendable (_ queuedFor: TimeInterval) -> Void = { _ in },
+        onCompletion: @escaping Completion
+    ) {
+        self.request = request
+        self.transport = transport
+        self.onStart = onStart
+        self.onCompletion = onCompletion
+        super.init()
+    }
+
+    override public func execute() {
+        guard !isCancelled else {
+            complete(.failure(.cancelled), started: nil)
+            return
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        onStart(seconds(from: created, to: started))
+        let newTask = transport.startTask(for: request) { [self] result in
+            complete(result.mapError(ServiceError.init), started: started)
+        }
+        let cancelledMeanwhile = task.withLock { state -> Bool in
+            switch state {
+            case .idle:
+                state = .running(newTask, started: started)
+                return false
+            case .cancelled:
+                return true
+            case .running, .completed:
+                return false
+            }
+        }
+        if cancelledMeanwhile { newTask.cancel() }
+    }
+
+    override public func didSkipExecution() {
+        complete(.failure(.cancelled), started: nil)
+    }
+
+    override public func cancel() {
+        super.cancel()
+        let running: (any TransportTask)? = task.withLock { state in
+            switch state {
+            case .running(let task, _):
+                return task
+            case .idle:
+                state = .cancelled
+                return nil
+            case .cancelled, .completed:
+                return nil
+            }
+        }
+        running?.cancel()
+    }
+
+    private func complete(_ result: Result<TransportResponse, ServiceError>, started: UInt64?) {
+        let isFirst = task.withLock { state -> Bool in
+            if case .completed = state { return false }
+            state = .completed
+            return true
+        }
+        guard isFirst else { return }
+        onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
+        finish()
+    }
+}
+
+func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
+    end > start ? TimeInterval(end - start) / 1_000_000_000 : 0
+}

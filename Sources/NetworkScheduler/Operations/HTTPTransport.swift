@@ -1,0 +1,70 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response as it came off the wire.
+public struct TransportResponse: Sendable {
+    /// The body, empty when the server sent none.
+    public let data: Data
+    /// The status line and headers.
+    public let response: HTTPURLResponse
+
+    public init(data: Data, response: HTTPURLResponse) {
+        self.data = data
+        self.response = response
+    }
+}
+
+/// A task started by a transport, which the scheduler may cancel.
+public protocol TransportTask: Sendable {
+    /// Stops the task; its completion then reports `URLError.cancelled`.
+    func cancel()
+}
+
+/// What sends one request over the network. ``URLSessionTransport`` is the default; tests plug
+/// in a stub behind the same protocol.
+public protocol HTTPTransport: Sendable {
+    /// How many requests to one host this transport runs at once. The scheduler never starts
+    /// more, because a task resumed beyond it waits inside the transport in no useful order.
+    var maximumConnectionsPerHost: Int { get }
+
+    /// Starts sending `request` and calls `completion` exactly once, on any thread.
+    func startTask(
+        for request: URLRequest,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask
+}
+
+/// The default transport: a `URLSession` data task per request.
+public struct URLSessionTransport: HTTPTransport {
+    /// The session that runs the tasks.
+    public let session: URLSession
+
+    public init(session: URLSession = .shared) {
+        self.session = session
+    }
+
+    public var maximumConnectionsPerHost: Int {
+        session.configuration.httpMaximumConnectionsPerHost
+    }
+
+    public func startTask(
+        for request: URLRequest,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask {
+        let task = session.dataTask(with: request) { data, response, error in
+            if let error {
+                completion(.failure(error))
+            } else if let response = response as? HTTPURLResponse {
+                completion(.success(TransportResponse(data: data ?? Data(), response: response)))
+            } else {
+                completion(.failure(URLError(.badServerResponse)))
+            }
+        }
+        task.resume()
+        return task
+    }
+}
+
+extension URLSessionTask: TransportTask {}

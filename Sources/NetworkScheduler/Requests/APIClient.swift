@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One server: its base URL and what every call to it carries. Several clients share one
+/// ``RequestScheduler``, so an app can talk to an auth server and an API server at once.
+///
+/// ```swift
+/// let scheduler = RequestScheduler()
+/// let api = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, scheduler: scheduler,
+///                     bearerToken: { tokenStore.token })
+/// let friends = try await api.value(for: .friends(of: me), priority: .high)
+/// ```
+public struct APIClient: Sendable {
+    /// The URL that resource paths are joined to.
+    public var baseURL: URL
+    /// The scheduler that runs this client's requests.
+    public var scheduler: RequestScheduler
+    /// Headers sent with every call; a resource's own headers win.
+    public var defaultHeaders: [String: String]
+    /// The bearer token for the `Authorization` header, read when each request is built.
+    public var bearerToken: @Sendable () -> String?
+    /// The timeout for resources that do not set one.
+    public var timeout: TimeInterval
+
+    public init(
+        baseURL: URL,
+        scheduler: RequestScheduler,
+        defaultHeaders: [String: String] = ["Accept": "application/json", "User-Agent": "NetworkScheduler"],
+        timeout: TimeInterval = 60,
+        bearerToken: @escaping @Sendable () -> String? = { nil }
+    ) {
+        self.baseURL = baseURL
+        self.scheduler = scheduler
+        self.defaultHeaders = defaultHeaders
+        self.timeout = timeout
+        self.bearerToken = bearerToken
+    }
+
+    /// The request for a resource of this client, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    public func request<Model>(_ resource: Resource<Model>) -> Request<Model> {
+        Request(deduplication: resource.deduplication,
+                acceptableStatusCodes: resource.acceptableStatusCodes,
+                decoding: resource.decoding) { () throws(ServiceError) in
+            try urlRequest(for: resource)
+        }
+    }
+
+    /// The `URLRequest` for a resource, with this client's URL, headers and token.
+    public func urlRequest<Model>(for resource: Resource<Model>) throws(ServiceError) -> URLRequest {
+        var request = URLRequest(url: try url(for: resource))
+        request.httpMethod = resource.method.rawValue
+        request.timeoutInterval = resource.timeout ?? timeout
+        for (name, value) in defaultHeaders {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        if let token = bearerToken() {
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        }
+        if let body = resource.body {
+            guard !resource.method.sendsParametersInQuery else {
+                throw .invalidRequest(reason: "a \(resource.method.rawValue) request cannot carry a body")
+            }
+            request.httpBody = try body.makeData()
+            request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
+        }
+        for (name, value) in resource.headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+
+    private func url<Model>(for resource: Resource<Model>) throws(ServiceError) -> URL {
+        let isAbsolute = resource.path.contains("://")
+        guard var components = isAbsolute
+            ? URLComponents(string: resource.path)
+            : URLComponents(url: baseURL, resolvingAgainstBaseURL: true)
+        else {
+            throw .invalidRequest(reason: "\"\(resource.path)\" is not a valid URL")
+        }
+        if !isAbsolute {
+            components.path = Self.join(components.path, resource.path)
+        }
+        if !resource.query.isEmpty {
+            components.queryItems = (components.queryItems ?? []) + resource.query
+            // `+` means a space to most servers, so a literal plus must be escaped.
+            components.percentEncodedQuery = components.percentEncodedQuery?
+                .replacingOccurrences(of: "+", with: "%2B")
+        }
+        guard let url = components.url, url.scheme != nil, url.host != nil else {
+            throw .invalidRequest(reason: "\"\(resource.path)\" does not make a valid URL with \(baseURL)")
+        }
+        return url
+    }
+
+    /// Joins two path pieces with exactly one slash between them.
+    static func join(_ base: String, _ path: String) -> String {
+        let head = base.hasSuffix("/") ? String(base.dropLast()) : base
+        let tail = path.drop(while: { $0 == "/" })
+        return tail.isEmpty ? (head.isEmpty ? "/" : head) : "\(head)/\(tail)"
+    }
+}
+
+extension APIClient {
+    /// Sends a resource of this client through its scheduler; see
+    /// ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    @discardableResult
+    public func send<Model>(
+        _ resource: Resource<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = [],
+        completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
+    ) -> RequestHandle {
+        scheduler.send(request(resource), priority: priority, group: group, after: dependencies, completion: completion)
+    }
+
+    /// Sends a resource of this client and returns its model; see
+    /// ``RequestScheduler/value(for:priority:group:after:)``.
+    public func value<Model>(
+        for resource: Resource<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = []
+    ) async throws(ServiceError) -> Model {
+        try await scheduler.value(for: request(resource), priority: priority, group: group, after: dependencies)
+    }
+
+    /// Sends a resource of this client and returns its model with the response; see
+    /// ``RequestScheduler/response(for:priority:group:after:)``.
+    public func response<Model>(
+        for resource: Resource<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = []
+    ) async throws(ServiceError) -> Response<Model> {
+        try await scheduler.response(for: request(resource), priority: priority, group: group, after: dependencies)
+    }
+}

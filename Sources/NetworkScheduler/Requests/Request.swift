@@ -1,0 +1,59 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request ready for the scheduler: how to build its `URLRequest`, and how to read the answer.
+///
+/// Clients make these from resources (``APIClient/request(_:)``). The `URLRequest` is built
+/// when the request is about to be scheduled, not when it is created, so a request that waits
+/// for a login (`after:`) is sent with the token that login stored.
+public struct Request<Model: Sendable>: Sendable {
+    let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
+    let deduplication: Deduplication
+    let acceptableStatusCodes: Range<Int>
+    let decoding: ResponseDecoding<Model>
+
+    init(
+        deduplication: Deduplication,
+        acceptableStatusCodes: Range<Int>,
+        decoding: ResponseDecoding<Model>,
+        makeURLRequest: @escaping @Sendable () throws(ServiceError) -> URLRequest
+    ) {
+        self.makeURLRequest = makeURLRequest
+        self.deduplication = deduplication
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.decoding = decoding
+    }
+
+    /// A request for a `URLRequest` you built yourself.
+    public init(
+        _ urlRequest: URLRequest,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        deduplication: Deduplication = .automatic,
+        decoding: ResponseDecoding<Model>
+    ) {
+        self.init(deduplication: deduplication, acceptableStatusCodes: acceptableStatusCodes,
+                  decoding: decoding, makeURLRequest: { urlRequest })
+    }
+
+    /// Reads a response: checks the status, then decodes with this request's own model type.
+    func model(from payload: TransportResponse) throws(ServiceError) -> Model {
+        let response = payload.response
+        guard acceptableStatusCodes.contains(response.statusCode) else {
+            throw .server(ServerErrorResponse(statusCode: response.statusCode, body: payload.data,
+                                              headers: response.lowercasedHeaders))
+        }
+        return try decoding.model(from: payload.data, response: response)
+    }
+}
+
+extension HTTPURLResponse {
+    var lowercasedHeaders: [String: String] {
+        var headers: [String: String] = [:]
+        for case let (name as String, value as String) in allHeaderFields {
+            headers[name.lowercased()] = value
+        }
+        return headers
+    }
+}

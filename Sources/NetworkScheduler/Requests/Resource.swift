@@ -1,0 +1,99 @@
+import Foundation
+
+/// One endpoint of an API, and the model its response becomes.
+///
+/// A resource is a value: add endpoints as static members, never by editing a central switch.
+///
+/// ```swift
+/// extension Resource where Model == [User] {
+///     static func friends(of user: User.ID) -> Self {
+///         Resource(path: "users/\(user)/friends", query: [URLQueryItem(name: "limit", value: "50")])
+///     }
+/// }
+/// extension Resource where Model == Post {
+///     static func create(_ draft: PostDraft) -> Self {
+///         Resource(.post, path: "posts", body: .json(draft))
+///     }
+/// }
+/// ```
+public struct Resource<Model: Sendable>: Sendable {
+    /// The HTTP method.
+    public var method: HTTPMethod
+    /// The path below the client's base URL (`users/42`), or an absolute URL string for
+    /// requests outside the API (an image on a CDN).
+    public var path: String
+    /// Query items appended to the URL.
+    public var query: [URLQueryItem]
+    /// Headers of this endpoint; they override the client's.
+    public var headers: [String: String]
+    /// The body, for POST, PUT and PATCH.
+    public var body: RequestBody?
+    /// The statuses that count as success; any other becomes ``ServiceError/server(_:)``.
+    public var acceptableStatusCodes: Range<Int>
+    /// How long to wait for the server once the request is on the wire; nil uses the client's.
+    public var timeout: TimeInterval?
+    /// Whether identical requests in flight share one network call.
+    public var deduplication: Deduplication
+    /// How the response becomes the model.
+    public var decoding: ResponseDecoding<Model>
+
+    /// A resource with an explicit way to read its response.
+    public init(
+        _ method: HTTPMethod = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:],
+        body: RequestBody? = nil,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        timeout: TimeInterval? = nil,
+        deduplication: Deduplication = .automatic,
+        decoding: ResponseDecoding<Model>
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.timeout = timeout
+        self.deduplication = deduplication
+        self.decoding = decoding
+    }
+}
+
+extension Resource where Model: Decodable {
+    /// A resource whose JSON response decodes into `Model`.
+    public init(
+        _ method: HTTPMethod = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:],
+        body: RequestBody? = nil,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        timeout: TimeInterval? = nil,
+        deduplication: Deduplication = .automatic,
+        decoder: JSONDecoder = JSONDecoder()
+    ) {
+        self.init(method, path: path, query: query, headers: headers, body: body,
+                  acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
+                  deduplication: deduplication, decoding: .json(decoder))
+    }
+}
+
+extension Resource where Model == Void {
+    /// A resource whose response body is ignored.
+    public init(
+        _ method: HTTPMethod = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:],
+        body: RequestBody? = nil,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        timeout: TimeInterval? = nil,
+        deduplication: Deduplication = .automatic
+    ) {
+        self.init(method, path: path, query: query, headers: headers, body: body,
+                  acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
+                  deduplication: deduplication, decoding: .empty)
+    }
+}

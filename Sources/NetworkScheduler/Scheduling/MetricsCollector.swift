@@ -1,0 +1,89 @@
+import Foundation
+
+/// Counts what a scheduler did, for dashboards, logs and the demo's table. Works everywhere
+/// Foundation does, Linux included.
+///
+/// ```swift
+/// let metrics = MetricsCollector()
+/// let scheduler = RequestScheduler { $0.eventMonitors = [metrics] }
+/// …
+/// let snapshot = metrics.snapshot
+/// print(snapshot.networkCalls, snapshot.deduplicated, snapshot.queueWait[.high]?.p99 ?? 0)
+/// ```
+public final class MetricsCollector: RequestEventMonitor {
+    /// Queue-wait figures for one priority, in seconds.
+    public struct QueueWait: Sendable, Equatable {
+        public let count: Int
+        public let p50: TimeInterval
+        public let p99: TimeInterval
+        public let max: TimeInterval
+    }
+
+    /// The counts at one moment.
+    public struct Snapshot: Sendable, Equatable {
+        /// Callers that have ended, in any way.
+        public var requests: Int { succeeded + failed + cancelled }
+        /// Network calls started.
+        public var networkCalls = 0
+        /// Callers that joined a call in flight instead of making their own.
+        public var deduplicated = 0
+        /// Callers that got their model.
+        public var succeeded = 0
+        /// Callers that got an error other than cancellation.
+        public var failed = 0
+        /// Callers that were cancelled.
+        public var cancelled = 0
+        /// Time between entering the queue and the call starting, for callers whose call got an
+        /// answer from the server, by the priority they asked for.
+        public var queueWait: [RequestPriority: QueueWait] = [:]
+    }
+
+    private struct Counts {
+        var snapshot = Snapshot()
+        var queueWait: [RequestPriority: LatencyHistogram] = [:]
+    }
+
+    private let counts = Locked(Counts())
+
+    public init() {}
+
+    /// The counts so far.
+    public var snapshot: Snapshot {
+        counts.withLock { counts in
+            var snapshot = counts.snapshot
+            for (priority, histogram) in counts.queueWait {
+                snapshot.queueWait[priority] = QueueWait(count: histogram.count, p50: histogram.quantile(0.5),
+                                                         p99: histogram.quantile(0.99), max: histogram.max)
+            }
+            return snapshot
+        }
+    }
+
+    /// Starts counting again from zero.
+    public func reset() {
+        counts.withLock { $0 = Counts() }
+    }
+
+    public func record(_ event: RequestEvent) {
+        counts.withLock { counts in
+            switch event {
+            case .enqueued:
+                break
+            case .joined:
+                counts.snapshot.deduplicated += 1
+            case .started:
+                counts.snapshot.networkCalls += 1
+            case .succeeded(_, let priority, let metrics):
+                counts.snapshot.succeeded += 1
+                counts.queueWait[priority, default: LatencyHistogram()].record(metrics.queuedDuration)
+            case .failed(_, let priority, _, let metrics):
+                counts.snapshot.failed += 1
+                if metrics.statusCode != nil {
+                    counts.queueWait[priority, default: LatencyHistogram()].record(metrics.queuedDuration)
+                }
+            case .cancelled:
+                counts.snapshot.cancelled += 1
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Identifies one caller of ``RequestScheduler/send(_:priority:group:after:completion:)``.
+public struct RequestID: Hashable, Sendable, CustomStringConvertible {
+    let value: UInt64
+    public var description: String { "#\(value)" }
+}
+
+/// Something that happened to a request, for logging and metrics.
+public enum RequestEvent: Sendable {
+    /// A caller's request entered a priority queue as a new network call.
+    case enqueued(RequestID, RequestPriority, URLRequest)
+    /// A caller joined an identical call already in flight instead of making its own.
+    case joined(RequestID, RequestPriority, URLRequest)
+    /// A network call started, after waiting `queuedFor` seconds.
+    case started(URLRequest, queuedFor: TimeInterval)
+    /// A caller got its model.
+    case succeeded(RequestID, RequestPriority, ResponseMetrics)
+    /// A caller ended with an error other than cancellation.
+    case failed(RequestID, RequestPriority, ServiceError, ResponseMetrics)
+    /// A caller was cancelled, by itself, its group or its Swift task.
+    case cancelled(RequestID, RequestPriority)
+}
+
+/// Observes a scheduler's events. Called synchronously on the thread where the event happens,
+/// never under the scheduler's lock: keep it quick and thread-safe.
+public protocol RequestEventMonitor: Sendable {
+    func record(_ event: RequestEvent)
+}

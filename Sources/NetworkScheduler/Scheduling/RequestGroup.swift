@@ -1,0 +1,45 @@
+/// The requests of one screen (or any scope), cancelled together.
+///
+/// Keep one per screen and pass it to every request the screen makes. When the user leaves,
+/// call ``cancelAll()``, or just release the group: it cancels what is left when it is
+/// deinitialised. Only this group's callers are cancelled; a call shared with another screen
+/// goes on for that screen.
+///
+/// ```swift
+/// final class FriendsScreenModel {
+///     private let group = RequestGroup()
+///     func load() {
+///         friendsService.loadFriends(of: user, group: group) { … }
+///     }
+/// }
+/// ```
+public final class RequestGroup: Sendable {
+    private let members = Locked<[RequestID: RequestHandle]>([:])
+
+    public init() {}
+
+    deinit {
+        cancelAll()
+    }
+
+    /// How many of the group's requests have not ended yet.
+    public var count: Int { members.withLock { $0.count } }
+
+    /// Cancels every request of the group that has not ended, in time proportional to their
+    /// number. Requests sent to the group afterwards run as usual.
+    public func cancelAll() {
+        let handles = members.withLock { members in
+            defer { members = [:] }
+            return Array(members.values)
+        }
+        for handle in handles { handle.cancel() }
+    }
+
+    func insert(_ handle: RequestHandle) {
+        let id = handle.id
+        members.withLock { $0[id] = handle }
+        handle.whenFinished { [weak self] _ in
+            self?.members.withLock { _ = $0.removeValue(forKey: id) }
+        }
+    }
+}

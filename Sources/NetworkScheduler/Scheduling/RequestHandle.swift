@@ -1,0 +1,140 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a caller's request ended.
+public enum RequestOutcome: Sendable, Equatable {
+    /// The caller got its model.
+    case succeeded
+    /// The caller got an error.
+    case failed(ServiceError)
+    /// The caller was cancelled.
+    case cancelled
+}
+
+/// One caller's request: cancel it, or pass it to `after:` so that other requests wait for it.
+///
+/// Cancelling a handle ends that caller at once with ``ServiceError/cancelled``; a network call
+/// it shares with other callers goes on for them.
+///
+/// ```swift
+/// let login = scheduler.send(auth.request(.login(credentials))) { result in … }
+/// scheduler.send(api.request(.me), priority: .high, after: [login]) { result in … }
+/// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled)
+/// ```
+public final class RequestHandle: Sendable {
+    /// Identifies this caller in events.
+    public let id: RequestID
+    /// The priority the caller asked for.
+    public let priority: RequestPriority
+
+    let scheduler: RequestScheduler
+    let submission: Submission
+    private let deliver: @Sendable (CallResult) -> RequestOutcome
+    private let deliveryQueue: DispatchQueue?
+    private let phase = Locked(Phase.active(observers: []))
+
+    typealias Observer = @Sendable (RequestOutcome) -> Void
+
+    private enum Phase {
+        case active(observers: [Observer])
+        case delivering(observers: [Observer])
+        case finished(RequestOutcome)
+    }
+
+    init(
+        id: RequestID,
+        priority: RequestPriority,
+        scheduler: RequestScheduler,
+        submission: Submission,
+        deliveryQueue: DispatchQueue?,
+        deliver: @escaping @Sendable (CallResult) -> RequestOutcome
+    ) {
+        self.id = id
+        self.priority = priority
+        self.scheduler = scheduler
+        self.submission = submission
+        self.deliveryQueue = deliveryQueue
+        self.deliver = deliver
+    }
+
+    /// Ends this caller with ``ServiceError/cancelled``, unless it has already ended.
+    public func cancel() {
+        scheduler.cancel(self)
+    }
+
+    /// How the request ended, once its completion has run; nil before.
+    public var outcome: RequestOutcome? {
+        phase.withLock { phase in
+            if case .finished(let outcome) = phase { return outcome }
+            return nil
+        }
+    }
+
+    /// Whether the request has ended and its completion has run.
+    public var isFinished: Bool { outcome != nil }
+
+    /// Runs `observer` once the caller's completion has run, or now if it already has.
+    func whenFinished(_ observer: @escaping Observer) {
+        let finished: RequestOutcome? = phase.withLock { phase in
+            switch phase {
+            case .active(var observers):
+                observers.append(observer)
+                phase = .active(observers: observers)
+            case .delivering(var observers):
+                observers.append(observer)
+                phase = .delivering(observers: observers)
+            case .finished(let outcome):
+                return outcome
+            }
+            return nil
+        }
+        if let finished { observer(finished) }
+    }
+
+    /// Delivers the caller's one outcome. The scheduler calls this once, after removing the
+    /// caller from its state under the lock; a second call is a bug and is ignored.
+    func complete(with result: CallResult) {
+        let claimed = phase.withLock { phase -> Bool in
+            guard case .active(let observers) = phase else { return false }
+            phase = .delivering(observers: observers)
+            return true
+        }
+        assert(claimed, "caller \(id) was completed twice")
+        guard claimed else { return }
+        if let deliveryQueue {
+            deliveryQueue.async { self.deliverNow(result) }
+        } else {
+            deliverNow(result)
+        }
+    }
+
+    private func deliverNow(_ result: CallResult) {
+        let outcome = deliver(result)
+        scheduler.record(outcome, of: self, metrics: result.metrics)
+        let observers: [Observer] = phase.withLock { phase in
+            guard case .delivering(let observers) = phase else { return [] }
+            phase = .finished(outcome)
+            return observers
+        }
+        for observer in observers { observer(outcome) }
+    }
+}
+
+/// What a network call produced for one caller.
+struct CallResult: Sendable {
+    var outcome: Result<TransportResponse, ServiceError>
+    var metrics = ResponseMetrics()
+
+    static func failure(_ error: ServiceError) -> CallResult {
+        CallResult(outcome: .failure(error))
+    }
+}
+
+/// The model-independent half of a request: what the scheduler needs to build and share it.
+struct Submission: Sendable {
+    let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
+    let deduplication: Deduplication
+}

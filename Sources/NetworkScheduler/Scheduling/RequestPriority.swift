@@ -1,0 +1,38 @@
+import Foundation
+
+/// How urgent a request is. Under saturation a waiting request never starts before a waiting
+/// request of higher priority; equal priorities start first-in first-out.
+public enum RequestPriority: Int, Comparable, CaseIterable, Sendable, CustomStringConvertible {
+    /// Prefetching nobody is waiting for.
+    case background
+    /// Data the user may need soon.
+    case low
+    /// The default.
+    case normal
+    /// What is on screen now.
+    case high
+    /// What the user is blocked on: a login, a submit.
+    case critical
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String {
+        switch self {
+        case .background: "background"
+        case .low: "low"
+        case .normal: "normal"
+        case .high: "high"
+        case .critical: "critical"
+        }
+    }
+
+    var queuePriority: Operation.QueuePriority {
+        switch self {
+        case .background: .veryLow
+        case .low: .low
+        case .normal: .normal
+        case .high: .high
+        case .critical: .veryHigh
+        }
+    }
+}

@@ -1,0 +1,37 @@
+extension RequestScheduler {
+    /// Sends a request and returns its model. Cancelling the calling task cancels this caller
+    /// only; a call it shares with others goes on for them.
+    ///
+    /// ```swift
+    /// let friends = try await scheduler.value(for: api.request(.friends(of: me)), priority: .high)
+    /// ```
+    public func value<Model>(
+        for request: Request<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = []
+    ) async throws(ServiceError) -> Model {
+        try await response(for: request, priority: priority, group: group, after: dependencies).value
+    }
+
+    /// Sends a request and returns its model with the response's status, headers and timing.
+    public func response<Model>(
+        for request: Request<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = []
+    ) async throws(ServiceError) -> Response<Model> {
+        let slot = CancellationSlot()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Delivered inline: the continuation itself hops to the awaiting task.
+                let handle = enqueue(request, priority: priority, group: group, after: dependencies,
+                                     deliveryQueue: nil) { continuation.resume(returning: $0) }
+                slot.attach(handle)
+            }
+        } onCancel: {
+            slot.cancel()
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,41 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RequestScheduler {
+    /// How a scheduler sends requests and reports on them.
+    ///
+    /// ```swift
+    /// let scheduler = RequestScheduler { configuration in
+    ///     configuration.maximumConcurrentRequestsPerHost = 4
+    ///     configuration.callbackQueue = .main // an app that wants completions on main
+    ///     configuration.eventMonitors = [metrics]
+    /// }
+    /// ```
+    public struct Configuration: Sendable {
+        /// What sends requests: a `URLSession` by default.
+        public var transport: any HTTPTransport
+        /// The most network calls at once to one host; nil, and anything above it, means the
+        /// transport's own limit (a session's `httpMaximumConnectionsPerHost`).
+        public var maximumConcurrentRequestsPerHost: Int?
+        /// Where completion handlers run. The default is a serial queue of the scheduler's own,
+        /// not the main queue, which a command-line tool or a server may never drain.
+        public var callbackQueue: DispatchQueue
+        /// Observers of every request's events, such as a ``MetricsCollector``.
+        public var eventMonitors: [any RequestEventMonitor]
+
+        public init(
+            transport: any HTTPTransport = URLSessionTransport(),
+            maximumConcurrentRequestsPerHost: Int? = nil,
+            callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
+            eventMonitors: [any RequestEventMonitor] = []
+        ) {
+            self.transport = transport
+            self.maximumConcurrentRequestsPerHost = maximumConcurrentRequestsPerHost
+            self.callbackQueue = callbackQueue
+            self.eventMonitors = eventMonitors
+        }
+    }
+}

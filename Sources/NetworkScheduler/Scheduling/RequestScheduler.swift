@@ -1,0 +1,216 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs requests as operations on per-host `OperationQueue`s: by priority, within a per-host
+/// budget, after their dependencies, sharing one network call between identical requests.
+///
+/// ```swift
+/// let scheduler = RequestScheduler()
+/// let api = APIClient(baseURL: URL(string: "https://api.example.com")!, scheduler: scheduler)
+/// let screen = RequestGroup()
+///
+/// let login = scheduler.send(api.request(.login(credentials)), priority: .critical) { result in … }
+/// scheduler.send(api.request(.me), priority: .high, group: screen, after: [login]) { result in … }
+/// scheduler.send(api.request(.feed(page: 2)), priority: .low, group: screen) { result in … }
+///
+/// screen.cancelAll() // or let it go: a group cancels its requests when it is deinitialised
+/// ```
+///
+/// Completions run on ``Configuration-swift.struct/callbackQueue``, a serial queue of the
+/// scheduler's own unless you pass another; never on the main queue unless you ask for it.
+public final class RequestScheduler: Sendable {
+    /// How this scheduler was set up.
+    public let configuration: Configuration
+    /// The most network calls it runs at once to one host.
+    public let maximumConcurrentRequestsPerHost: Int
+
+    let state = Locked(SchedulerState())
+    private let lastID = Locked<UInt64>(0)
+
+    /// A scheduler with the given configuration.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
+        maximumConcurrentRequestsPerHost = min(
+            max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
+            transportLimit
+        )
+    }
+
+    /// A scheduler with the default configuration, adjusted by `configure`.
+    public convenience init(_ configure: (inout Configuration) -> Void) {
+        var configuration = Configuration()
+        configure(&configuration)
+        self.init(configuration: configuration)
+    }
+
+    /// Sends a request; `completion` gets its model or error on the callback queue.
+    ///
+    /// - Parameters:
+    ///   - priority: its place in the queue; a call shared by several callers runs at the
+    ///     highest priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller.
+    ///   - dependencies: requests that must succeed first. If one fails or is cancelled, this
+    ///     one ends with ``ServiceError/dependencyFailed(cause:)`` and is never sent.
+    /// - Returns: the handle to cancel this caller, or to pass to another request's `after:`.
+    @discardableResult
+    public func send<Model>(
+        _ request: Request<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = [],
+        completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
+    ) -> RequestHandle {
+        enqueue(request, priority: priority, group: group, after: dependencies,
+                deliveryQueue: configuration.callbackQueue) { completion($0.map(\.value)) }
+    }
+
+    /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
+    /// timing, and whether the call was shared.
+    @discardableResult
+    public func sendForResponse<Model>(
+        _ request: Request<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [RequestHandle] = [],
+        completion: @escaping @Sendable (Result<Response<Model>, ServiceError>) -> Void
+    ) -> RequestHandle {
+        enqueue(request, priority: priority, group: group, after: dependencies,
+                deliveryQueue: configuration.callbackQueue, completion: completion)
+    }
+
+    // MARK: - The path of one request
+
+    func enqueue<Model>(
+        _ request: Request<Model>,
+        priority: RequestPriority,
+        group: RequestGroup?,
+        after dependencies: [RequestHandle],
+        deliveryQueue: DispatchQueue?,
+        completion: @escaping @Sendable (Result<Response<Model>, ServiceError>) -> Void
+    ) -> RequestHandle {
+        let handle = RequestHandle(
+            id: nextID(),
+            priority: priority,
+            scheduler: self,
+            submission: Submission(makeURLRequest: request.makeURLRequest, deduplication: request.deduplication),
+            deliveryQueue: deliveryQueue
+        ) { callResult in
+            // Each caller reads the shared response with its own request: its status codes, its model.
+            let result = callResult.outcome.flatMap { payload in
+                Result { () throws(ServiceError) in
+                    Response(value: try request.model(from: payload), httpResponse: payload.response,
+                             metrics: callResult.metrics)
+                }
+            }
+            completion(result)
+            switch result {
+            case .success: return .succeeded
+            case .failure(.cancelled): return .cancelled
+            case .failure(let error): return .failed(error)
+            }
+        }
+        group?.insert(handle)
+        let isReady = state.withLock { $0.register(handle, dependencies: dependencies.count) }
+        let id = handle.id
+        for dependency in dependencies {
+            dependency.whenFinished { [self] outcome in dependencyFinished(id, outcome) }
+        }
+        if isReady { submit(handle) }
+        return handle
+    }
+
+    private func dependencyFinished(_ id: RequestID, _ outcome: RequestOutcome) {
+        switch outcome {
+        case .succeeded:
+            if let ready = state.withLock({ $0.dependencySucceeded(id) }) { submit(ready) }
+        case .failed(let cause):
+            fail(id, with: .dependencyFailed(cause: cause))
+        case .cancelled:
+            fail(id, with: .dependencyFailed(cause: .cancelled))
+        }
+    }
+
+    /// Builds the caller's `URLRequest` and attaches it to a call: a new one, or the identical
+    /// one in flight.
+    private func submit(_ handle: RequestHandle) {
+        let urlRequest: URLRequest
+        do {
+            urlRequest = try handle.submission.makeURLRequest()
+        } catch {
+            fail(handle.id, with: error)
+            return
+        }
+        guard let url = urlRequest.url, let scheme = url.scheme, let host = url.host else {
+            fail(handle.id, with: .invalidRequest(reason: "\(urlRequest.url?.absoluteString ?? "no URL") has no host"))
+            return
+        }
+        let key = RequestKey(urlRequest, deduplication: handle.submission.deduplication)
+        let now = DispatchTime.now().uptimeNanoseconds
+        let attachment = state.withLock { state in
+            state.attach(handle.id, request: urlRequest, key: key, host: "\(scheme)://\(host):\(url.port ?? -1)",
+                         budget: maximumConcurrentRequestsPerHost, now: now) { callID in
+                makeOperation(for: urlRequest, callID: callID)
+            }
+        }
+        switch attachment {
+        case .gone:
+            break
+        case .joined:
+            record(.joined(handle.id, handle.priority, urlRequest))
+        case .enqueue(let operation, let queue):
+            record(.enqueued(handle.id, handle.priority, urlRequest))
+            queue.addOperation(operation)
+        }
+    }
+
+    private func makeOperation(for urlRequest: URLRequest, callID: SchedulerState.CallID) -> DataTaskOperation {
+        DataTaskOperation(
+            request: urlRequest,
+            transport: configuration.transport,
+            onStart: { [self] queuedFor in
+                record(.started(urlRequest, queuedFor: queuedFor))
+            },
+            onCompletion: { [self] outcome, timing in
+                let deliveries = state.withLock { $0.complete(callID, with: outcome, timing: timing) }
+                for (handle, result) in deliveries { handle.complete(with: result) }
+            }
+        )
+    }
+
+    /// Ends one caller with `.cancelled`; the call goes on while other callers want it.
+    func cancel(_ handle: RequestHandle) {
+        guard let (handle, operation) = state.withLock({ $0.cancel(handle.id) }) else { return }
+        operation?.cancel()
+        handle.complete(with: .failure(.cancelled))
+    }
+
+    private func fail(_ id: RequestID, with error: ServiceError) {
+        guard let handle = state.withLock({ $0.removeUnattached(id) }) else { return }
+        handle.complete(with: .failure(error))
+    }
+
+    private func nextID() -> RequestID {
+        RequestID(value: lastID.withLock { id in
+            id += 1
+            return id
+        })
+    }
+
+    // MARK: - Events
+
+    func record(_ outcome: RequestOutcome, of handle: RequestHandle, metrics: ResponseMetrics) {
+        switch outcome {
+        case .succeeded: record(.succeeded(handle.id, handle.priority, metrics))
+        case .failed(let error): record(.failed(handle.id, handle.priority, error, metrics))
+        case .cancelled: record(.cancelled(handle.id, handle.priority))
+        }
+    }
+
+    private func record(_ event: RequestEvent) {
+        for monitor in configuration.eventMonitors { monitor.record(event) }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where one caller's time went, and whether its answer was shared.
+public struct ResponseMetrics: Sendable, Equatable {
+    /// The HTTP status, or nil when no response arrived.
+    public var statusCode: Int?
+    /// Whether other callers shared this caller's network call.
+    public var wasShared: Bool
+    /// Seconds between entering the scheduler's queue and the call starting
+    /// (zero for a caller that joined a call already on the wire).
+    public var queuedDuration: TimeInterval
+    /// Seconds the call spent on the wire.
+    public var networkDuration: TimeInterval
+
+    public init(statusCode: Int? = nil, wasShared: Bool = false, queuedDuration: TimeInterval = 0,
+                networkDuration: TimeInterval = 0) {
+        self.statusCode = statusCode
+        self.wasShared = wasShared
+        self.queuedDuration = queuedDuration
+        self.networkDuration = networkDuration
+    }
+}
+
+/// A decoded model with the response it came from.
+public struct Response<Model: Sendable>: Sendable {
+    /// The model.
+    public let value: Model
+    /// The status line and headers.
+    public let httpResponse: HTTPURLResponse
+    /// Timing and sharing.
+    public let metrics: ResponseMetrics
+
+    /// The HTTP status code.
+    public var statusCode: Int { httpResponse.statusCode }
+    /// Whether this caller's network call was shared with other callers.
+    public var wasShared: Bool { metrics.wasShared }
+}
