@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct SchedulerDeduplicationTests {
+    @Test func joiningCallerGetsSharedResultWithoutSecondNetworkCall() async throws {
+        let harness = Harness { _ in .hold }
+        let results = EventLog<Result<Response<User>, ServiceError>>()
+        let request = harness.api.request(Resource<User>(path: "users/1"))
+
+        harness.scheduler.sendForResponse(request) { results.append($0) }
+        await harness.transport.arrivals.wait(for: 1)
+        harness.scheduler.sendForResponse(request) { results.append($0) }
+        harness.transport.release(with: .json(userJSON))
+
+        let delivered = await results.wait(for: 2)
+        #expect(harness.transport.arrivals.count == 1)
+        #expect(delivered.count == 2)
+        for result in delivered {
+            let response = try result.get()
+            #expect(response.value.name == "Ada")
+            #expect(response.wasShared)
+        }
+        #expect(harness.metrics.snapshot.deduplicated == 1)
+    }
+
+    @Test func identicalPostsFromTwoScreensMakeOneNetworkCall() async throws {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let create = Resource<User>(.post, path: "posts", body: .json(NewPost(text: "hello")))
+
+        let screenA = RequestGroup()
+        let screenB = RequestGroup()
+        harness.api.send(create, group: screenA, completion: outcomes.completion("screen A"))
+        harness.api.send(create, group: screenB, completion: outcomes.completion("screen B"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON, status: 201))
+
+        let results = await outcomes.wait(for: 2)
+        #expect(harness.transport.arrivals.count == 1)
+        #expect(results["screen A"]?.success == results["screen B"]?.success)
+        #expect(results["screen A"]?.success?.id == 1)
+        withExtendedLifetime((screenA, screenB)) {}
+    }
+
+    struct Pair: Sendable, CustomTestStringConvertible {
+        let label: String
+        let first: Resource<User>
+        let second: Resource<User>
+        init(_ label: String, _ first: Resource<User>, _ second: Resource<User>) {
+            (self.label, self.first, self.second) = (label, first, second)
+        }
+        var testDescription: String { label }
+    }
+
+    @Test(arguments: [
+        Pair("different bodies", Resource<User>(.post, path: "posts", body: .json(NewPost(text: "a"))),
+         Resource<User>(.post, path: "posts", body: .json(NewPost(text: "b")))),
+        Pair("different methods", Resource<User>(.put, path: "posts/1", body: .json(NewPost(text: "a"))),
+         Resource<User>(.patch, path: "posts/1", body: .json(NewPost(text: "a")))),
+        Pair("different Authorization", Resource<User>(path: "me", headers: ["Authorization": "Bearer one"]),
+         Resource<User>(path: "me", headers: ["Authorization": "Bearer two"])),
+        Pair("different Accept", Resource<User>(path: "me", headers: ["Accept": "application/json"]),
+         Resource<User>(path: "me", headers: ["Accept": "text/plain"])),
+        Pair("different Idempotency-Key", Resource<User>(.post, path: "posts", headers: ["Idempotency-Key": "1"]),
+         Resource<User>(.post, path: "posts", headers: ["Idempotency-Key": "2"])),
+        Pair("different queries", Resource<User>(path: "feed", query: [URLQueryItem(name: "page", value: "1")]),
+         Resource<User>(path: "feed", query: [URLQueryItem(name: "page", value: "2")])),
+        Pair("opted out", Resource<User>(path: "me", deduplication: .disabled),
+         Resource<User>(path: "me", deduplication: .disabled)),
+    ])
+    func requestsThatDifferInMeaningAreNotShared(_ pair: Pair) async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+
+        harness.api.send(pair.first, completion: outcomes.completion("first"))
+        harness.api.send(pair.second, completion: outcomes.completion("second"))
+
+        let arrivals = await harness.transport.arrivals.wait(for: 2)
+        #expect(arrivals.count == 2, "\(pair.label) must not share a call")
+        while harness.transport.release(with: .json(userJSON)) {}
+        #expect(await outcomes.wait(for: 2).count == 2)
+    }
+
+    @Test func headersThatDoNotChangeMeaningStillShare() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "me", headers: ["X-Trace": "1"]), completion: outcomes.completion("a"))
+        harness.api.send(Resource<User>(path: "me", headers: ["X-Trace": "2"]), completion: outcomes.completion("b"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON))
+
+        #expect(await outcomes.wait(for: 2).count == 2)
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func customKeySharesRequestsThatOtherwiseDiffer() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "me", query: [URLQueryItem(name: "t", value: "1")], deduplication: .key("me")),
+                         completion: outcomes.completion("a"))
+        harness.api.send(Resource<User>(path: "me", query: [URLQueryItem(name: "t", value: "2")], deduplication: .key("me")),
+                         completion: outcomes.completion("b"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON))
+
+        #expect(await outcomes.wait(for: 2).count == 2)
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func twoModelTypesOnOneURLEachDecodeTheSharedResponse() async throws {
+        let harness = Harness { _ in .hold }
+        let users = Outcomes<User>()
+        let names = Outcomes<UserName>()
+        let raw = Outcomes<Data>()
+        harness.api.send(Resource<User>(path: "users/1"), completion: users.completion("user"))
+        harness.api.send(Resource<UserName>(path: "users/1"), completion: names.completion("name"))
+        harness.api.send(Resource<Data>(path: "users/1", decoding: .data), completion: raw.completion("raw"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON))
+
+        #expect(try await users.wait(for: 1)["user"]?.get() == User(id: 1, name: "Ada", email: "ada@example.com"))
+        #expect(try await names.wait(for: 1)["name"]?.get() == UserName(name: "Ada"))
+        #expect(try await raw.wait(for: 1)["raw"]?.get() == Data(userJSON.utf8))
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func eachJoinerChecksStatusWithItsOwnResource() async {
+        let harness = Harness { _ in .hold }
+        let strict = Outcomes<Void>()
+        let lenient = Outcomes<Void>()
+        harness.api.send(Resource<Void>(path: "ping"), completion: strict.completion("strict"))
+        harness.api.send(Resource<Void>(path: "ping", acceptableStatusCodes: 200..<500), completion: lenient.completion("lenient"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(#"{"message": "gone"}"#, status: 410))
+
+        #expect(await strict.wait(for: 1)["strict"]?.failure?.statusCode == 410)
+        #expect(await lenient.wait(for: 1)["lenient"]?.success != nil)
+    }
+
+    @Test func requestsThatDoNotOverlapInTimeMakeTheirOwnCalls() async throws {
+        let harness = Harness()
+        let request = harness.api.request(Resource<User>(path: "users/1"))
+        let first = try await harness.scheduler.response(for: request)
+        let second = try await harness.scheduler.response(for: request)
+
+        #expect(harness.transport.arrivals.count == 2)
+        #expect(!first.wasShared && !second.wasShared)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import NetworkScheduler
+
+struct User: Codable, Sendable, Equatable {
+    let id: Int
+    let name: String
+    let email: String?
+}
+
+struct UserName: Decodable, Sendable, Equatable {
+    let name: String
+}
+
+struct NewPost: Encodable, Sendable {
+    let text: String
+}
+
+let userJSON = #"{"id": 1, "name": "Ada", "email": "ada@example.com"}"#
+
+/// A scheduler over a stub transport, with a client for `https://api.test`, the outcomes of
+/// its callers, and its metrics.
+struct Harness: Sendable {
+    let transport: StubTransport
+    let scheduler: RequestScheduler
+    let api: APIClient
+    let metrics = MetricsCollector()
+    let events = EventRecorder()
+
+    let tokens = TokenStore()
+
+    init(budget: Int = 6, reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) }) {
+        transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)
+        scheduler = RequestScheduler(configuration: .init(transport: transport, eventMonitors: [metrics, events]))
+        api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler,
+                        bearerToken: { [tokens] in tokens.token })
+    }
+
+    /// True once every caller, call and registry entry is gone.
+    var isIdle: Bool {
+        let census = scheduler.state.withLock { $0.census }
+        return census.callers == 0 && census.calls == 0 && census.registered == 0
+    }
+}
+
+/// Records each caller's result under a label.
+final class Outcomes<Value: Sendable>: Sendable {
+    let log = EventLog<(label: String, result: Result<Value, ServiceError>)>()
+
+    func completion(_ label: String) -> @Sendable (Result<Value, ServiceError>) -> Void {
+        { [log] result in log.append((label, result)) }
+    }
+
+    func wait(for count: Int) async -> [String: Result<Value, ServiceError>] {
+        var byLabel: [String: Result<Value, ServiceError>] = [:]
+        for entry in await log.wait(for: count) { byLabel[entry.label] = entry.result }
+        return byLabel
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+    var success: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
+}
+
+/// Keeps the scheduler's events, so that tests can wait for one.
+final class EventRecorder: RequestEventMonitor {
+    let joined = EventLog<RequestID>()
+    let started = EventLog<URLRequest>()
+    let ended = EventLog<RequestEvent>()
+
+    func record(_ event: RequestEvent) {
+        switch event {
+        case .enqueued: break
+        case .joined(let id, _, _): joined.append(id)
+        case .started(let request, _): started.append(request)
+        case .succeeded, .failed, .cancelled: ended.append(event)
+        }
+    }
+}
+
+/// Where a login stores its token for the requests that follow.
+final class TokenStore: Sendable {
+    private let stored = Locked<String?>(nil)
+    var token: String? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
+    }
+}
