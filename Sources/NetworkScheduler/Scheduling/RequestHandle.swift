@@ -113,13 +113,14 @@ public final class RequestHandle: Sendable {
 
     private func deliverNow(_ result: CallResult) {
         let outcome = deliver(result)
-        scheduler.record(outcome, of: self, metrics: result.metrics)
         let observers: [Observer] = phase.withLock { phase in
             guard case .delivering(let observers) = phase else { return [] }
             phase = .finished(outcome)
             return observers
         }
         for observer in observers { observer(outcome) }
+        // Last, so that a monitor sees a caller end only once its dependents and group know.
+        scheduler.record(outcome, of: self, metrics: result.metrics)
     }
 }
 

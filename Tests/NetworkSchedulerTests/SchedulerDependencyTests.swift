@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct SchedulerDependencyTests {
+    @Test func aDependentWaitsForItsDependencyAndUsesWhatItStored() async throws {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let tokens = harness.tokens
+        let login = harness.api.send(Resource<User>(.post, path: "login"), priority: .critical) { result in
+            if result.success != nil { tokens.token = "secret" }
+        }
+        harness.api.send(Resource<User>(path: "me"), priority: .high, after: [login], completion: outcomes.completion("me"))
+        await harness.transport.arrivals.wait(for: 1)
+        #expect(harness.transport.heldCount == 1)
+
+        harness.transport.release(path: "/v1/login", with: .json(userJSON))
+        let arrivals = await harness.transport.arrivals.wait(for: 2)
+        harness.transport.release(path: "/v1/me", with: .json(userJSON))
+
+        #expect(arrivals.map(\.path) == ["/v1/login", "/v1/me"])
+        #expect(arrivals.last?.request.value(forHTTPHeaderField: "Authorization") == "Bearer secret")
+        #expect(try await outcomes.wait(for: 1)["me"]?.get().id == 1)
+    }
+
+    @Test func aFailedDependencyFailsTheDependentWithoutTouchingTheNetwork() async {
+        let harness = Harness { request in request.url?.path == "/v1/login" ? .json(#"{"message": "bad password"}"#, status: 401) : .json(userJSON) }
+        let outcomes = Outcomes<User>()
+        let login = harness.api.send(Resource<User>(.post, path: "login")) { _ in }
+        harness.api.send(Resource<User>(path: "me"), after: [login], completion: outcomes.completion("me"))
+
+        let error = await outcomes.wait(for: 1)["me"]?.failure
+        #expect(error?.rootCause.statusCode == 401)
+        guard case .dependencyFailed(let cause)? = error else {
+            Issue.record("expected dependencyFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(cause.statusCode == 401)
+        #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/login"])
+    }
+
+    @Test func aCancelledDependencyFailsTheDependentNamingTheCancellation() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let login = harness.api.send(Resource<User>(.post, path: "login")) { _ in }
+        harness.api.send(Resource<User>(path: "me"), after: [login], completion: outcomes.completion("me"))
+
+        login.cancel()
+
+        #expect(await outcomes.wait(for: 1)["me"]?.failure == .dependencyFailed(cause: .cancelled))
+        #expect(harness.transport.arrivals.elements.allSatisfy { $0.path == "/v1/login" })
+    }
+
+    @Test func failuresCascadeDownAChain() async {
+        let harness = Harness { _ in .fail(URLError(.notConnectedToInternet)) }
+        let outcomes = Outcomes<User>()
+        let first = harness.api.send(Resource<User>(path: "first")) { _ in }
+        let second = harness.api.send(Resource<User>(path: "second"), after: [first]) { _ in }
+        harness.api.send(Resource<User>(path: "third"), after: [second], completion: outcomes.completion("third"))
+
+        let error = await outcomes.wait(for: 1)["third"]?.failure
+        #expect(error == .dependencyFailed(cause: .dependencyFailed(cause: .noConnection(URLError(.notConnectedToInternet)))))
+        #expect(error?.rootCause == .noConnection(URLError(.notConnectedToInternet)))
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func aDependencyThatAlreadySucceededReleasesTheDependentAtOnce() async throws {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        let done = harness.api.send(Resource<User>(path: "first"), completion: outcomes.completion("first"))
+        _ = await outcomes.wait(for: 1)
+        await harness.events.ended.wait(for: 1)
+
+        let user = try await harness.api.value(for: Resource<User>(path: "second"), after: [done])
+        #expect(user.id == 1)
+    }
+
+    @Test func dependenciesWorkAcrossHostsAndPriorities() async {
+        let harness = Harness(budget: 1) { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let upload = harness.api.send(Resource<User>(path: "https://upload.test/photo"), priority: .background) { _ in }
+        harness.api.send(Resource<User>(path: "posts"), priority: .critical, after: [upload], completion: outcomes.completion("post"))
+        await harness.transport.arrivals.wait(for: 1)
+
+        harness.transport.release(with: .json(userJSON))
+        let arrivals = await harness.transport.arrivals.wait(for: 2)
+        harness.transport.release(with: .json(userJSON))
+
+        #expect(arrivals.map { $0.request.url?.host } == ["upload.test", "api.test"])
+        #expect(await outcomes.wait(for: 1)["post"]?.success != nil)
+    }
+
+    @Test func aDependentCancelledWhileWaitingNeverRuns() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let login = harness.api.send(Resource<User>(.post, path: "login")) { _ in }
+        let me = harness.api.send(Resource<User>(path: "me"), after: [login], completion: outcomes.completion("me"))
+        await harness.transport.arrivals.wait(for: 1)
+
+        me.cancel()
+        #expect(await outcomes.wait(for: 1)["me"]?.failure == .cancelled)
+
+        harness.transport.release(with: .json(userJSON))
+        await harness.events.ended.wait(for: 2)
+        #expect(harness.transport.arrivals.count == 1)
+        #expect(outcomes.log.count == 1)
+    }
+}
