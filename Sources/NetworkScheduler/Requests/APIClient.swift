@@ -88,7 +88,7 @@ public struct APIClient: Sendable {
             components.percentEncodedQuery = components.percentEncodedQuery?
                 .replacingOccurrences(of: "+", with: "%2B")
         }
-        guard let url = components.url, url.scheme != nil, url.host != nil else {
+        guard let url = components.url, url.scheme?.isEmpty == false, url.host?.isEmpty == false else {
             throw .invalidRequest(reason: "\"\(resource.path)\" does not make a valid URL with \(baseURL)")
         }
         return url

@@ -1,0 +1,105 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct RequestBuildingTests {
+    private let scheduler = RequestScheduler(configuration: .init(transport: StubTransport()))
+
+    private func client(_ base: String = "https://api.test/v1", token: String? = nil) -> APIClient {
+        APIClient(baseURL: URL(string: base)!, scheduler: scheduler, bearerToken: { token })
+    }
+
+    @Test(arguments: [
+        ("https://api.test/v1", "users/1", "https://api.test/v1/users/1"),
+        ("https://api.test/v1/", "/users/1", "https://api.test/v1/users/1"),
+        ("https://api.test/v1/", "users/1", "https://api.test/v1/users/1"),
+        ("https://api.test", "/users/1", "https://api.test/users/1"),
+        ("https://api.test/", "", "https://api.test/"),
+        ("https://api.test/v1", "https://cdn.test/a.png", "https://cdn.test/a.png"),
+    ])
+    func joinsPathsWithExactlyOneSlash(base: String, path: String, expected: String) throws {
+        let request = try client(base).urlRequest(for: Resource<User>(path: path))
+        #expect(request.url?.absoluteString == expected)
+    }
+
+    @Test func getSendsQueryItemsEscapingPlus() throws {
+        let resource = Resource<User>(path: "search", query: [URLQueryItem(name: "q", value: "a+b c"),
+                                                              URLQueryItem(name: "page", value: "2")])
+        let request = try client().urlRequest(for: resource)
+        #expect(request.url?.absoluteString == "https://api.test/v1/search?q=a%2Bb%20c&page=2")
+        #expect(request.httpMethod == "GET")
+        #expect(request.httpBody == nil)
+    }
+
+    @Test func postSendsAJSONBodyWithItsContentType() throws {
+        let request = try client().urlRequest(for: Resource<User>(.post, path: "posts", body: .json(NewPost(text: "hi"))))
+        #expect(request.httpMethod == "POST")
+        #expect(request.httpBody == Data(#"{"text":"hi"}"#.utf8))
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/json")
+    }
+
+    @Test func rawBodiesKeepTheirContentType() throws {
+        let png = Data([0x89, 0x50])
+        let request = try client().urlRequest(for: Resource<Void>(.put, path: "avatar", body: .data(png, contentType: "image/png")))
+        #expect(request.httpBody == png)
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "image/png")
+    }
+
+    @Test func everyCallCarriesTheClientsHeadersAndToken() throws {
+        let request = try client(token: "t0k3n").urlRequest(for: Resource<User>(path: "me"))
+        #expect(request.value(forHTTPHeaderField: "Accept") == "application/json")
+        #expect(request.value(forHTTPHeaderField: "User-Agent") == "NetworkScheduler")
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer t0k3n")
+    }
+
+    @Test func noTokenMeansNoAuthorizationHeader() throws {
+        let request = try client().urlRequest(for: Resource<User>(path: "me"))
+        #expect(request.value(forHTTPHeaderField: "Authorization") == nil)
+    }
+
+    @Test func aResourcesHeadersAndTimeoutWin() throws {
+        let resource = Resource<User>(path: "me", headers: ["Accept": "application/vnd.api+json"], timeout: 5)
+        let request = try client().urlRequest(for: resource)
+        #expect(request.value(forHTTPHeaderField: "Accept") == "application/vnd.api+json")
+        #expect(request.timeoutInterval == 5)
+    }
+
+    @Test func anUnencodableBodyIsAnInvalidRequest() {
+        let resource = Resource<User>(.post, path: "scores", body: .json(["score": Double.nan]))
+        #expect {
+            try client().urlRequest(for: resource)
+        } throws: { error in
+            guard case .invalidRequest(let reason) = error as? ServiceError else { return false }
+            return reason.contains("cannot be encoded")
+        }
+    }
+
+    @Test func aGetWithABodyIsAnInvalidRequest() {
+        #expect(throws: ServiceError.self) {
+            try client().urlRequest(for: Resource<User>(path: "me", body: .json(NewPost(text: "x"))))
+        }
+    }
+
+    @Test(arguments: ["http://", "://nohost", "https://exa mple.test/x"])
+    func aBadURLIsAnInvalidRequest(path: String) {
+        #expect {
+            try client().urlRequest(for: Resource<User>(path: path))
+        } throws: { error in
+            if case .invalidRequest = error as? ServiceError { return true }
+            return false
+        }
+    }
+
+    @Test func anInvalidRequestReachesTheCallerThroughTheScheduler() async {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(.post, path: "scores", body: .json(["score": Double.infinity])),
+                         completion: outcomes.completion("bad"))
+        let error = await outcomes.wait(for: 1)["bad"]?.failure
+        if case .invalidRequest = error {} else { Issue.record("expected invalidRequest, got \(String(describing: error))") }
+        #expect(harness.transport.arrivals.count == 0)
+    }
+}
