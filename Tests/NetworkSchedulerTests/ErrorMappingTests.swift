@@ -1,0 +1,155 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct ErrorMappingTests {
+    @Test(arguments: [
+        (URLError.Code.notConnectedToInternet, "noConnection"), (.cannotFindHost, "noConnection"),
+        (.cannotConnectToHost, "noConnection"), (.networkConnectionLost, "noConnection"),
+        (.dnsLookupFailed, "noConnection"), (.timedOut, "timedOut"), (.cancelled, "cancelled"),
+        (.badURL, "invalidRequest"), (.unsupportedURL, "invalidRequest"),
+        (.badServerResponse, "transport"), (.secureConnectionFailed, "transport"),
+    ])
+    func urlErrorsMapToWhatACallerCanActOn(code: URLError.Code, expected: String) {
+        #expect(Self.kind(ServiceError(URLError(code))) == expected)
+    }
+
+    @Test func aNonURLErrorIsATransportFailure() {
+        struct Odd: Error {}
+        #expect(Self.kind(ServiceError(Odd())) == "transport")
+    }
+
+    @Test(arguments: [
+        (#"{"message": "already exists"}"#, "already exists"),
+        (#"{"error": "invalid token"}"#, "invalid token"),
+        (#"{"error": {"message": "quota exceeded", "code": 7}}"#, "quota exceeded"),
+    ])
+    func aServerErrorCarriesTheServersOwnMessage(body: String, message: String) async {
+        let failure = await failure(for: .json(body, status: 409))
+        guard case .server(let response)? = failure else {
+            Issue.record("expected a server error, got \(String(describing: failure))")
+            return
+        }
+        #expect(response.statusCode == 409)
+        #expect(response.message == message)
+        #expect(response.body == Data(body.utf8))
+        #expect(failure?.localizedDescription.contains(message) == true)
+    }
+
+    @Test func anHTMLErrorPageIsAServerErrorWithItsRawBody() async {
+        let page = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+        let failure = await failure(for: .respond(status: 502, body: Data(page.utf8), headers: ["Content-Type": "text/html"]))
+        guard case .server(let response)? = failure else {
+            Issue.record("expected a server error, got \(String(describing: failure))")
+            return
+        }
+        #expect(response.statusCode == 502)
+        #expect(response.message == nil)
+        #expect(String(decoding: response.body, as: UTF8.self) == page)
+        #expect(response.headers["content-type"] == "text/html")
+    }
+
+    @Test func anHTMLPageWhereJSONWasExpectedIsUndecodable() async {
+        let failure = await failure(for: .respond(status: 200, body: Data("<html>login</html>".utf8)))
+        guard case .undecodable(let details)? = failure else {
+            Issue.record("expected undecodable, got \(String(describing: failure))")
+            return
+        }
+        #expect(details.modelType == "User")
+        #expect(details.bodyPrefix == "<html>login</html>")
+    }
+
+    @Test func malformedJSONIsUndecodable() async {
+        let failure = await failure(for: .json(#"{"id": 1, "name": "Ada""#))
+        if case .undecodable = failure {} else { Issue.record("expected undecodable, got \(String(describing: failure))") }
+    }
+
+    @Test func anEmptyBodyIsUndecodableAndSaysSo() async {
+        let failure = await failure(for: .respond(status: 200))
+        guard case .undecodable(let details)? = failure else {
+            Issue.record("expected undecodable, got \(String(describing: failure))")
+            return
+        }
+        #expect(details.reason == "the body is empty")
+    }
+
+    @Test func aMissingFieldNamesItsCodingPath() async {
+        let failure = await failure(for: .json(#"[{"id": 1, "name": "Ada"}, {"id": 2}]"#), resource: Resource<[User]>(path: "users"))
+        guard case .undecodable(let details)? = failure else {
+            Issue.record("expected undecodable, got \(String(describing: failure))")
+            return
+        }
+        #expect(details.codingPath == "[1].name")
+        #expect(details.reason == "missing key")
+        #expect(failure?.localizedDescription.contains("[1].name") == true)
+    }
+
+    @Test func aWrongTypeNamesItsCodingPath() async {
+        let failure = await failure(for: .json(#"{"id": "one", "name": "Ada"}"#))
+        guard case .undecodable(let details)? = failure else {
+            Issue.record("expected undecodable, got \(String(describing: failure))")
+            return
+        }
+        #expect(details.codingPath == "id")
+    }
+
+    @Test func anEmptyResponseNeedsNoBody() async throws {
+        let harness = Harness { _ in .respond(status: 204) }
+        try await harness.api.value(for: Resource<Void>(.delete, path: "posts/1"))
+        #expect(harness.transport.arrivals.elements.first?.request.httpMethod == "DELETE")
+    }
+
+    @Test func aCustomDecoderThatThrowsIsUndecodable() async {
+        struct Rejected: Error {}
+        let harness = Harness()
+        let resource = Resource<Int>(path: "n", decoding: .custom { _, _ in throw Rejected() })
+        await #expect {
+            try await harness.api.value(for: resource)
+        } throws: { error in
+            if case .undecodable = error as? ServiceError { return true }
+            return false
+        }
+    }
+
+    @Test func everyErrorHasADescriptionAPersonCanRead() {
+        let errors: [ServiceError] = [
+            .noConnection(URLError(.notConnectedToInternet)), .timedOut, .cancelled,
+            .server(ServerErrorResponse(statusCode: 500)), .server(ServerErrorResponse(statusCode: 404, message: "no such user")),
+            .undecodable(DecodingFailure(modelType: "User", codingPath: "email", reason: "missing key", bodyPrefix: "{}")),
+            .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut),
+            .transport(URLError(.badServerResponse)),
+        ]
+        for error in errors {
+            let text = error.localizedDescription
+            #expect(text.count > 15 && !text.contains("NetworkScheduler.ServiceError"), "\(error): \(text)")
+        }
+        #expect(ServiceError.server(ServerErrorResponse(statusCode: 500)).localizedDescription.contains("500"))
+    }
+
+    private func failure<Model>(for reply: StubReply, resource: Resource<Model>) async -> ServiceError? {
+        let harness = Harness { _ in reply }
+        let outcomes = Outcomes<Model>()
+        harness.api.send(resource, completion: outcomes.completion("only"))
+        return await outcomes.wait(for: 1)["only"]?.failure
+    }
+
+    private func failure(for reply: StubReply) async -> ServiceError? {
+        await failure(for: reply, resource: Resource<User>(path: "users/1"))
+    }
+
+    static func kind(_ error: ServiceError) -> String {
+        switch error {
+        case .noConnection: "noConnection"
+        case .timedOut: "timedOut"
+        case .cancelled: "cancelled"
+        case .server: "server"
+        case .undecodable: "undecodable"
+        case .invalidRequest: "invalidRequest"
+        case .dependencyFailed: "dependencyFailed"
+        case .transport: "transport"
+        }
+    }
+}

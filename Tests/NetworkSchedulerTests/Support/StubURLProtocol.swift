@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import NetworkScheduler
+
+/// Answers requests inside URLSession, with no sockets. Each test registers its handler under a
+/// host of its own, because tests run in parallel.
+final class StubURLProtocol: URLProtocol {
+    typealias Handler = @Sendable (URLRequest, Data?) -> StubReply
+
+    private static let handlers = Locked<[String: Handler]>([:])
+
+    /// A session whose requests to `host` are answered by `handler`.
+    static func session(host: String, handler: @escaping Handler) -> URLSession {
+        handlers.withLock { $0[host] = handler }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [StubURLProtocol.self]
+        return URLSession(configuration: configuration)
+    }
+
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.host.map { host in handlers.withLock { $0[host] != nil } } ?? false
+    }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        guard let url = request.url, let handler = Self.handlers.withLock({ $0[url.host ?? ""] }) else {
+            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        switch handler(request, Self.body(of: request)) {
+        case let .respond(status, body, headers):
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+            client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client?.urlProtocol(self, didLoad: body)
+            client?.urlProtocolDidFinishLoading(self)
+        case .fail(let error):
+            client?.urlProtocol(self, didFailWithError: error)
+        case .hold:
+            break // answered by cancellation: URLSession calls stopLoading
+        }
+    }
+
+    override func stopLoading() {}
+
+    /// A POST's body arrives as `httpBody` or as `httpBodyStream`, depending on the platform.
+    private static func body(of request: URLRequest) -> Data? {
+        if let body = request.httpBody { return body }
+        guard let stream = request.httpBodyStream else { return nil }
+        stream.open()
+        defer { stream.close() }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while stream.hasBytesAvailable {
+            let read = stream.read(&buffer, maxLength: buffer.count)
+            if read <= 0 { break }
+            data.append(buffer, count: read)
+        }
+        return data
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+/// The default transport, through the real URLSession stack with a URLProtocol stub.
+@Suite struct URLSessionTransportTests {
+    private func client(host: String, handler: @escaping StubURLProtocol.Handler) -> (APIClient, URLSession) {
+        let session = StubURLProtocol.session(host: host, handler: handler)
+        let scheduler = RequestScheduler(configuration: .init(transport: URLSessionTransport(session: session)))
+        return (APIClient(baseURL: URL(string: "https://\(host)/v1")!, scheduler: scheduler), session)
+    }
+
+    @Test func aGetIsDecodedFromTheSessionsResponse() async throws {
+        let (api, session) = client(host: "get.urlsession.test") { _, _ in .json(userJSON) }
+        defer { session.invalidateAndCancel() }
+        let response = try await api.response(for: Resource<User>(path: "users/1"))
+        #expect(response.value.name == "Ada")
+        #expect(response.statusCode == 200)
+        #expect(response.metrics.networkDuration > 0)
+    }
+
+    @Test func aPostsBodyReachesTheServer() async throws {
+        let received = EventLog<Data>()
+        let (api, session) = client(host: "post.urlsession.test") { _, body in
+            received.append(body ?? Data())
+            return .json(userJSON, status: 201)
+        }
+        defer { session.invalidateAndCancel() }
+        _ = try await api.value(for: Resource<User>(.post, path: "posts", body: .json(NewPost(text: "hello"))))
+        #expect(received.elements == [Data(#"{"text":"hello"}"#.utf8)])
+    }
+
+    @Test func aServerErrorComesBackTyped() async {
+        let (api, session) = client(host: "error.urlsession.test") { _, _ in .json(#"{"message": "no such user"}"#, status: 404) }
+        defer { session.invalidateAndCancel() }
+        await #expect(throws: ServiceError.server(ServerErrorResponse(
+            statusCode: 404, message: "no such user", body: Data(#"{"message": "no such user"}"#.utf8),
+            headers: ["content-type": "application/json"]))) {
+            try await api.value(for: Resource<User>(path: "users/9"))
+        }
+    }
+
+    @Test func aRefusedConnectionIsNoConnection() async {
+        let (api, session) = client(host: "refused.urlsession.test") { _, _ in .fail(URLError(.cannotConnectToHost)) }
+        defer { session.invalidateAndCancel() }
+        await #expect {
+            try await api.value(for: Resource<User>(path: "users/1"))
+        } throws: { error in
+            if case .noConnection = error as? ServiceError { return true }
+            return false
+        }
+    }
+
+    @Test func cancellingARunningRequestCancelsTheSessionTask() async {
+        let arrived = EventLog<Void>()
+        let (api, session) = client(host: "cancel.urlsession.test") { _, _ in
+            arrived.append(())
+            return .hold
+        }
+        defer { session.invalidateAndCancel() }
+        let task = Task { try await api.value(for: Resource<User>(path: "slow")) }
+        await arrived.wait(for: 1)
+
+        task.cancel()
+
+        await #expect(throws: ServiceError.cancelled) { try await task.value }
+    }
+}
