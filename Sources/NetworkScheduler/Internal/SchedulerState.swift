@@ -55,6 +55,16 @@ struct SchedulerState {
         (callers.count, calls.count, registry.count)
     }
 
+    /// The operations of the calls in flight, for diagnostics.
+    var operations: [DataTaskOperation] {
+        calls.values.map(\.operation)
+    }
+
+    /// The per-host queues, for diagnostics.
+    var operationQueues: [OperationQueue] {
+        Array(queues.values)
+    }
+
     /// Adds a caller. Returns true if it has no dependencies and is ready to be built.
     mutating func register(_ handle: RequestHandle, dependencies: Int) -> Bool {
         let stage: Stage = dependencies > 0 ? .waiting(dependencies: dependencies) : .building

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+/// When every caller is done, nothing it used is still alive.
+@Suite struct LeakTests {
+    private final class Sentinel: Sendable {}
+
+    private struct Tracked {
+        weak var handle: RequestHandle?
+        weak var operation: DataTaskOperation?
+        weak var captured: Sentinel?
+    }
+
+    /// Sends one request whose completion captures a sentinel, and returns weak references to
+    /// the handle, its operation and the sentinel, taken while the call is in flight.
+    private func sendTracked(_ harness: Harness, outcomes: Outcomes<User>) async -> Tracked {
+        let sentinel = Sentinel()
+        let handle = harness.api.send(Resource<User>(path: "users/1")) { result in
+            withExtendedLifetime(sentinel) { outcomes.completion("only")(result) }
+        }
+        await harness.transport.arrivals.wait(for: 1)
+        let operation = harness.scheduler.state.withLock { $0.operations.first }
+        #expect(operation != nil)
+        return Tracked(handle: handle, operation: operation, captured: sentinel)
+    }
+
+    @Test func nothingOutlivesACompletedRequest() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let tracked = await sendTracked(harness, outcomes: outcomes)
+
+        harness.transport.release(with: .json(userJSON))
+        await harness.events.ended.wait(for: 1)
+        await harness.scheduler.drainQueues()
+
+        #expect(outcomes.log.count == 1)
+        #expect(harness.isIdle)
+        #expect(tracked.handle == nil)
+        #expect(tracked.operation == nil)
+        #expect(tracked.captured == nil)
+    }
+
+    @Test func nothingOutlivesACancelledRequest() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let tracked = await sendTracked(harness, outcomes: outcomes)
+
+        tracked.handle?.cancel()
+        await harness.events.ended.wait(for: 1)
+        await harness.transport.cancellations.wait(for: 1)
+        await harness.scheduler.drainQueues()
+
+        #expect(outcomes.log.elements.first?.result.failure == .cancelled)
+        #expect(harness.isIdle)
+        #expect(tracked.handle == nil)
+        #expect(tracked.operation == nil)
+        #expect(tracked.captured == nil)
+    }
+
+    @Test func nothingOutlivesSharedCallersOrAGroup() async {
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        weak var weakGroup: RequestGroup?
+        weak var weakJoiner: RequestHandle?
+        do {
+            let group = RequestGroup()
+            weakGroup = group
+            weakJoiner = harness.api.send(Resource<User>(path: "users/1"), group: group, completion: outcomes.completion("a"))
+            harness.api.send(Resource<User>(path: "users/1"), group: group, completion: outcomes.completion("b"))
+            await harness.transport.arrivals.wait(for: 1)
+        }
+        await harness.events.ended.wait(for: 2) // the group was released, so both were cancelled
+        await harness.scheduler.drainQueues()
+
+        #expect(weakGroup == nil)
+        #expect(weakJoiner == nil)
+        #expect(harness.isIdle)
+        #expect(outcomes.log.elements.allSatisfy { $0.result.failure == .cancelled })
+    }
+}
+
+extension RequestScheduler {
+    /// Waits, with a bound, until the scheduler's queues have let go of every operation.
+    func drainQueues() async {
+        let queues = state.withLock { $0.operationQueues }
+        for queue in queues { await queue.drained() }
+    }
+}
