@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct MetricsCollectorTests {
+    @Test func countsRequestsNetworkCallsAndDedupHits() async {
+        let harness = Harness { _ in .hold }
+        for _ in 0..<3 { harness.api.send(Resource<User>(path: "users/1")) { _ in } }
+        harness.api.send(Resource<User>(path: "users/2")) { _ in }
+        let cancelled = harness.api.send(Resource<User>(path: "users/3")) { _ in }
+        await harness.transport.arrivals.wait(for: 3)
+        cancelled.cancel()
+        harness.transport.release(path: "/v1/users/1", with: .json(userJSON))
+        harness.transport.release(path: "/v1/users/2", with: .json("{}", status: 500))
+        await harness.events.ended.wait(for: 5)
+
+        let snapshot = harness.metrics.snapshot
+        #expect(snapshot.requests == 5)
+        #expect(snapshot.networkCalls == 3)
+        #expect(snapshot.deduplicated == 2)
+        #expect(snapshot.succeeded == 3)
+        #expect(snapshot.failed == 1)
+        #expect(snapshot.cancelled == 1)
+
+        harness.metrics.reset()
+        #expect(harness.metrics.snapshot == MetricsCollector.Snapshot())
+    }
+
+    @Test func recordsQueueWaitByPriority() async {
+        let harness = Harness(budget: 1) { _ in .hold }
+        harness.api.send(Resource<User>(path: "blocker"), priority: .critical) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        for index in 0..<4 {
+            harness.api.send(Resource<User>(path: "low/\(index)"), priority: .low) { _ in }
+        }
+        for started in 1...5 {
+            await harness.transport.arrivals.wait(for: started)
+            harness.transport.release(with: .json(userJSON))
+        }
+        await harness.events.ended.wait(for: 5)
+
+        let waits = harness.metrics.snapshot.queueWait
+        #expect(waits[.critical]?.count == 1)
+        #expect(waits[.low]?.count == 4)
+        if let low = waits[.low] {
+            #expect(low.p50 > 0 && low.p50 <= low.p99 && low.p99 <= low.max)
+        }
+        #expect(waits[.high] == nil)
+    }
+
+    @Test func monitorsSeeEachCallersStoryInOrder() async {
+        let harness = Harness { _ in .hold }
+        let story = StoryRecorder()
+        let scheduler = RequestScheduler(configuration: .init(transport: harness.transport, eventMonitors: [story]))
+        let api = APIClient(baseURL: URL(string: "https://api.test")!, scheduler: scheduler)
+        let first = api.send(Resource<User>(path: "users/1"), priority: .high) { _ in }
+        let second = api.send(Resource<User>(path: "users/1"), priority: .low) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON))
+        let lines = await story.lines.wait(for: 5)
+
+        #expect(lines.prefix(2) == ["enqueued \(first.id) high", "joined \(second.id) low"])
+        #expect(lines.contains("started /users/1"))
+        #expect(Set(lines.suffix(2)) == ["succeeded \(first.id) shared", "succeeded \(second.id) shared"])
+    }
+
+    @Test func histogramQuantilesAreWithinABucket() {
+        var histogram = LatencyHistogram()
+        for millisecond in 1...1_000 { histogram.record(Double(millisecond) / 1_000) }
+        #expect(histogram.count == 1_000)
+        #expect(abs(histogram.quantile(0.5) - 0.5) / 0.5 < 0.2)
+        #expect(abs(histogram.quantile(0.99) - 0.99) / 0.99 < 0.2)
+        #expect(histogram.quantile(1) == 1)
+        #expect(LatencyHistogram().quantile(0.5) == 0)
+    }
+}
+
+private final class StoryRecorder: RequestEventMonitor {
+    let lines = EventLog<String>()
+
+    func record(_ event: RequestEvent) {
+        switch event {
+        case let .enqueued(id, priority, _): lines.append("enqueued \(id) \(priority)")
+        case let .joined(id, priority, _): lines.append("joined \(id) \(priority)")
+        case let .started(request, _): lines.append("started \(request.url?.path ?? "")")
+        case let .succeeded(id, _, metrics): lines.append("succeeded \(id)\(metrics.wasShared ? " shared" : "")")
+        case let .failed(id, _, error, _): lines.append("failed \(id) \(error)")
+        case let .cancelled(id, _): lines.append("cancelled \(id)")
+        }
+    }
+}
