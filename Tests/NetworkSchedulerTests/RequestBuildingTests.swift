@@ -8,7 +8,7 @@ import Testing
 @Suite struct RequestBuildingTests {
     private let scheduler = RequestScheduler(configuration: .init(transport: StubTransport()))
 
-    private func client(_ base: String = "https://api.test/v1", token: String? = nil) -> APIClient {
+    fileprivate func client(_ base: String = "https://api.test/v1", token: String? = nil) -> APIClient {
         APIClient(baseURL: URL(string: base)!, scheduler: scheduler, bearerToken: { token })
     }
 
@@ -101,5 +101,15 @@ import Testing
         let error = await outcomes.wait(for: 1)["bad"]?.failure
         if case .invalidRequest = error {} else { Issue.record("expected invalidRequest, got \(String(describing: error))") }
         #expect(harness.transport.arrivals.count == 0)
+    }
+}
+
+extension RequestBuildingTests {
+    @Test func headerNamesOverrideWhateverTheirCase() throws {
+        let resource = Resource<User>(path: "me", headers: ["accept": "text/csv", "AUTHORIZATION": "Basic abc"])
+        let request = try client(token: "t0k3n").urlRequest(for: resource)
+        #expect(request.value(forHTTPHeaderField: "Accept") == "text/csv")
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Basic abc")
+        #expect(request.allHTTPHeaderFields?.count == 3)
     }
 }

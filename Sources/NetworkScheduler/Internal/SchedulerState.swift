@@ -65,11 +65,9 @@ struct SchedulerState {
         Array(queues.values)
     }
 
-    /// Adds a caller. Returns true if it has no dependencies and is ready to be built.
-    mutating func register(_ handle: RequestHandle, dependencies: Int) -> Bool {
-        let stage: Stage = dependencies > 0 ? .waiting(dependencies: dependencies) : .building
-        callers[handle.id] = Caller(handle: handle, stage: stage)
-        return dependencies == 0
+    /// Adds a caller that waits for dependencies before it is built.
+    mutating func wait(_ handle: RequestHandle, dependencies: Int) {
+        callers[handle.id] = Caller(handle: handle, stage: .waiting(dependencies: dependencies))
     }
 
     /// One dependency of `id` succeeded. Returns the caller if it is now ready to be built.
@@ -88,9 +86,11 @@ struct SchedulerState {
         return caller.handle
     }
 
-    /// Attaches a built request to the identical call in flight, or to a new one.
+    /// Attaches a built request to the identical call in flight, or to a new one. A caller
+    /// without dependencies is new here; one whose dependencies succeeded must still be waiting.
     mutating func attach(
-        _ id: RequestID,
+        _ handle: RequestHandle,
+        isNew: Bool,
         request: URLRequest,
         key: RequestKey?,
         host: String,
@@ -98,8 +98,13 @@ struct SchedulerState {
         now: UInt64,
         makeOperation: (CallID) -> DataTaskOperation
     ) -> Attachment {
-        guard let caller = callers[id], case .building = caller.stage else { return .gone }
-        let priority = caller.handle.priority
+        let id = handle.id
+        if isNew {
+            callers[id] = Caller(handle: handle, stage: .building)
+        } else {
+            guard let caller = callers[id], case .building = caller.stage else { return .gone }
+        }
+        let priority = handle.priority
         if let key, let callID = registry[key] {
             callers[id]?.stage = .attached(callID, since: now)
             calls[callID]?.subscribers.insert(id)

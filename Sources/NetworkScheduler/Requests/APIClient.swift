@@ -52,22 +52,21 @@ public struct APIClient: Sendable {
         var request = URLRequest(url: try url(for: resource))
         request.httpMethod = resource.method.rawValue
         request.timeoutInterval = resource.timeout ?? timeout
-        for (name, value) in defaultHeaders {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        // Header names are case-insensitive: a later layer replaces an earlier one whatever
+        // its spelling. Set once, because each `setValue` call re-validates every header.
+        var headers = HeaderFields(defaultHeaders)
         if let token = bearerToken() {
-            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            headers["Authorization"] = "Bearer \(token)"
         }
         if let body = resource.body {
             guard !resource.method.sendsParametersInQuery else {
                 throw .invalidRequest(reason: "a \(resource.method.rawValue) request cannot carry a body")
             }
             request.httpBody = try body.makeData()
-            request.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
+            headers["Content-Type"] = body.contentType
         }
-        for (name, value) in resource.headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        headers.merge(resource.headers)
+        request.allHTTPHeaderFields = headers.dictionary
         return request
     }
 

@@ -113,20 +113,24 @@ public final class RequestScheduler: Sendable {
             case .failure(let error): return .failed(error)
             }
         }
-        group?.insert(handle)
-        let isReady = state.withLock { $0.register(handle, dependencies: dependencies.count) }
-        let id = handle.id
-        for dependency in dependencies {
-            dependency.whenFinished { [self] outcome in dependencyFinished(id, outcome) }
+        if dependencies.isEmpty {
+            submit(handle, isNew: true)
+            group?.insert(handle)
+        } else {
+            group?.insert(handle)
+            state.withLock { $0.wait(handle, dependencies: dependencies.count) }
+            let id = handle.id
+            for dependency in dependencies {
+                dependency.whenFinished { [self] outcome in dependencyFinished(id, outcome) }
+            }
         }
-        if isReady { submit(handle) }
         return handle
     }
 
     private func dependencyFinished(_ id: RequestID, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
-            if let ready = state.withLock({ $0.dependencySucceeded(id) }) { submit(ready) }
+            if let ready = state.withLock({ $0.dependencySucceeded(id) }) { submit(ready, isNew: false) }
         case .failed(let cause):
             fail(id, with: .dependencyFailed(cause: cause))
         case .cancelled:
@@ -135,23 +139,24 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Builds the caller's `URLRequest` and attaches it to a call: a new one, or the identical
-    /// one in flight.
-    private func submit(_ handle: RequestHandle) {
+    /// one in flight. `isNew` is true for a caller not yet in the state (it had no dependencies).
+    private func submit(_ handle: RequestHandle, isNew: Bool) {
         let urlRequest: URLRequest
-        do {
-            urlRequest = try handle.submission.makeURLRequest()
+        let host: String
+        do throws(ServiceError) {
+            (urlRequest, host) = try build(handle)
         } catch {
-            fail(handle.id, with: error)
-            return
-        }
-        guard let url = urlRequest.url, let scheme = url.scheme, let host = url.host else {
-            fail(handle.id, with: .invalidRequest(reason: "\(urlRequest.url?.absoluteString ?? "no URL") has no host"))
+            if isNew {
+                handle.complete(with: .failure(error))
+            } else {
+                fail(handle.id, with: error)
+            }
             return
         }
         let key = RequestKey(urlRequest, deduplication: handle.submission.deduplication)
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
-            state.attach(handle.id, request: urlRequest, key: key, host: "\(scheme)://\(host):\(url.port ?? -1)",
+            state.attach(handle, isNew: isNew, request: urlRequest, key: key, host: host,
                          budget: maximumConcurrentRequestsPerHost, now: now) { callID in
                 makeOperation(for: urlRequest, callID: callID)
             }
@@ -165,6 +170,15 @@ public final class RequestScheduler: Sendable {
             record(.enqueued(handle.id, handle.priority, urlRequest))
             queue.addOperation(operation)
         }
+    }
+
+    /// The caller's `URLRequest`, and the host whose queue and budget it uses.
+    private func build(_ handle: RequestHandle) throws(ServiceError) -> (URLRequest, host: String) {
+        let urlRequest = try handle.submission.makeURLRequest()
+        guard let url = urlRequest.url, let scheme = url.scheme, let host = url.host else {
+            throw .invalidRequest(reason: "\(urlRequest.url?.absoluteString ?? "a request without a URL") has no host")
+        }
+        return (urlRequest, "\(scheme)://\(host):\(url.port ?? -1)")
     }
 
     private func makeOperation(for urlRequest: URLRequest, callID: SchedulerState.CallID) -> DataTaskOperation {

@@ -1,0 +1,21 @@
+/// HTTP header fields with case-insensitive names, keeping the spelling last set.
+struct HeaderFields {
+    private var fields: [String: (name: String, value: String)] = [:]
+
+    init(_ headers: [String: String]) {
+        merge(headers)
+    }
+
+    subscript(name: String) -> String? {
+        get { fields[name.lowercased()]?.value }
+        set { fields[name.lowercased()] = newValue.map { (name, $0) } }
+    }
+
+    mutating func merge(_ headers: [String: String]) {
+        for (name, value) in headers { self[name] = value }
+    }
+
+    var dictionary: [String: String] {
+        Dictionary(uniqueKeysWithValues: fields.values.map { ($0.name, $0.value) })
+    }
+}
