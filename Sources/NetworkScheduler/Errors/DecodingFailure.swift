@@ -11,6 +11,7 @@ public struct DecodingFailure: Sendable, Equatable, CustomStringConvertible {
     /// The start of the body, for logs: enough to tell JSON from an HTML error page.
     public let bodyPrefix: String
 
+    /// A failure with every detail given.
     public init(modelType: String, codingPath: String, reason: String, bodyPrefix: String) {
         self.modelType = modelType
         self.codingPath = codingPath
@@ -41,6 +42,7 @@ public struct DecodingFailure: Sendable, Equatable, CustomStringConvertible {
         )
     }
 
+    /// The model type, where decoding stopped, and why.
     public var description: String {
         let location = codingPath.isEmpty ? "" : " at \(codingPath)"
         return "\(modelType)\(location): \(reason)"

@@ -12,6 +12,7 @@ public struct ServerErrorResponse: Sendable, Equatable {
     /// The response headers, with lower-cased names.
     public let headers: [String: String]
 
+    /// A server error with every detail given.
     public init(statusCode: Int, message: String? = nil, body: Data = Data(), headers: [String: String] = [:]) {
         self.statusCode = statusCode
         self.message = message

@@ -63,6 +63,7 @@ extension ServiceError {
 }
 
 extension ServiceError: LocalizedError {
+    /// What went wrong, in words a person can read.
     public var errorDescription: String? {
         switch self {
         case .noConnection:

@@ -10,6 +10,7 @@ public struct TransportResponse: Sendable {
     /// The status line and headers.
     public let response: HTTPURLResponse
 
+    /// A response with its body.
     public init(data: Data, response: HTTPURLResponse) {
         self.data = data
         self.response = response
@@ -41,14 +42,17 @@ public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the tasks.
     public let session: URLSession
 
+    /// A transport over `session`; the shared session by default.
     public init(session: URLSession = .shared) {
         self.session = session
     }
 
+    /// The session's `httpMaximumConnectionsPerHost`.
     public var maximumConnectionsPerHost: Int {
         session.configuration.httpMaximumConnectionsPerHost
     }
 
+    /// Creates and resumes a data task for `request`.
     public func startTask(
         for request: URLRequest,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void

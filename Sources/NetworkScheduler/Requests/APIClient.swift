@@ -24,6 +24,7 @@ public struct APIClient: Sendable {
     /// The timeout for resources that do not set one.
     public var timeout: TimeInterval
 
+    /// A client for the server at `baseURL`, sending through `scheduler`.
     public init(
         baseURL: URL,
         scheduler: RequestScheduler,

@@ -1,21 +1,31 @@
 /// An HTTP request method.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
+    /// The method's name, upper-cased.
     public let rawValue: String
 
+    /// A method by name; the name is upper-cased.
     public init(rawValue: String) {
         self.rawValue = rawValue.uppercased()
     }
 
+    /// A method by name, from a string literal.
     public init(stringLiteral value: String) {
         self.init(rawValue: value)
     }
 
+    /// Reads a resource.
     public static let get: HTTPMethod = "GET"
+    /// Reads a resource's headers only.
     public static let head: HTTPMethod = "HEAD"
+    /// Creates a resource or submits data.
     public static let post: HTTPMethod = "POST"
+    /// Replaces a resource.
     public static let put: HTTPMethod = "PUT"
+    /// Changes part of a resource.
     public static let patch: HTTPMethod = "PATCH"
+    /// Deletes a resource.
     public static let delete: HTTPMethod = "DELETE"
+    /// Asks what a resource supports.
     public static let options: HTTPMethod = "OPTIONS"
 
     /// Whether sending the request twice has the effect of sending it once (RFC 9110 §9.2.2).

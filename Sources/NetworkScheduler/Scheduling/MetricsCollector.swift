@@ -13,9 +13,13 @@ import Foundation
 public final class MetricsCollector: RequestEventMonitor {
     /// Queue-wait figures for one priority, in seconds.
     public struct QueueWait: Sendable, Equatable {
+        /// How many callers were measured.
         public let count: Int
+        /// The median wait.
         public let p50: TimeInterval
+        /// The wait 99 % of callers did not exceed.
         public let p99: TimeInterval
+        /// The longest wait.
         public let max: TimeInterval
     }
 
@@ -45,6 +49,7 @@ public final class MetricsCollector: RequestEventMonitor {
 
     private let counts = Locked(Counts())
 
+    /// A collector with every count at zero.
     public init() {}
 
     /// The counts so far.
@@ -64,6 +69,7 @@ public final class MetricsCollector: RequestEventMonitor {
         counts.withLock { $0 = Counts() }
     }
 
+    /// Counts one event.
     public func record(_ event: RequestEvent) {
         counts.withLock { counts in
             switch event {

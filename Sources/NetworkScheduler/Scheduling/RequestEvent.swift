@@ -6,6 +6,7 @@ import FoundationNetworking
 /// Identifies one caller of ``RequestScheduler/send(_:priority:group:after:completion:)``.
 public struct RequestID: Hashable, Sendable, CustomStringConvertible {
     let value: UInt64
+    /// `#` and a number, in the order callers were sent.
     public var description: String { "#\(value)" }
 }
 
@@ -28,5 +29,6 @@ public enum RequestEvent: Sendable {
 /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
 /// never under the scheduler's lock: keep it quick and thread-safe.
 public protocol RequestEventMonitor: Sendable {
+    /// Called once for each event.
     func record(_ event: RequestEvent)
 }

@@ -16,6 +16,7 @@
 public final class RequestGroup: Sendable {
     private let members = Locked<[RequestID: RequestHandle]>([:])
 
+    /// An empty group.
     public init() {}
 
     deinit {

@@ -14,8 +14,10 @@ public enum RequestPriority: Int, Comparable, CaseIterable, Sendable, CustomStri
     /// What the user is blocked on: a login, a submit.
     case critical
 
+    /// Whether `lhs` is less urgent than `rhs`.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The priority's name.
     public var description: String {
         switch self {
         case .background: "background"

@@ -26,6 +26,7 @@ extension RequestScheduler {
         /// Observers of every request's events, such as a ``MetricsCollector``.
         public var eventMonitors: [any RequestEventMonitor]
 
+        /// A configuration; every parameter has the default described on its property.
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
             maximumConcurrentRequestsPerHost: Int? = nil,

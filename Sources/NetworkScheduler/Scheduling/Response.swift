@@ -15,6 +15,7 @@ public struct ResponseMetrics: Sendable, Equatable {
     /// Seconds the call spent on the wire.
     public var networkDuration: TimeInterval
 
+    /// Metrics with every figure given.
     public init(statusCode: Int? = nil, wasShared: Bool = false, queuedDuration: TimeInterval = 0,
                 networkDuration: TimeInterval = 0) {
         self.statusCode = statusCode
