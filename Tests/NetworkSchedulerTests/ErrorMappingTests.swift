@@ -17,6 +17,14 @@ import Testing
         #expect(Self.kind(ServiceError(URLError(code))) == expected)
     }
 
+    @Test func aTransferClosedMidBodyIsALostConnection() {
+        // What FoundationNetworking reports when the server closes the connection mid-body.
+        let closed = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "transfer closed with 4075 bytes remaining to read"])
+        #expect(ServiceError(closed).urlError?.code == .networkConnectionLost)
+        #expect(Self.kind(ServiceError(closed)) == "noConnection")
+        #expect(Self.kind(ServiceError(URLError(.unknown))) == "transport")
+    }
+
     @Test func aNonURLErrorIsATransportFailure() {
         struct Odd: Error {}
         #expect(Self.kind(ServiceError(Odd())) == "transport")

@@ -68,4 +68,15 @@ import Testing
 
         await #expect(throws: ServiceError.cancelled) { try await task.value }
     }
+
+    @Test(arguments: [(0.5, 1.0), (1.5, 2.0), (2.0, 2.0), (60.0, 60.0)])
+    func timeoutsAreWholeSecondsWhereFoundationNetworkingTruncatesThem(asked: Double, sent: Double) {
+        var request = URLRequest(url: URL(string: "https://timeout.test")!)
+        request.timeoutInterval = asked
+        #if canImport(FoundationNetworking)
+        #expect(URLSessionTransport.prepared(request).timeoutInterval == sent)
+        #else
+        #expect(URLSessionTransport.prepared(request).timeoutInterval == asked)
+        #endif
+    }
 }

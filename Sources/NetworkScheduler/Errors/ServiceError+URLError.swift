@@ -22,10 +22,20 @@ extension ServiceError {
         case .notConnectedToInternet, .networkConnectionLost, .cannotFindHost, .cannotConnectToHost,
              .dnsLookupFailed, .internationalRoamingOff, .dataNotAllowed, .callIsActive:
             self = .noConnection(urlError)
+        case .unknown where urlError.isTransferClosedEarly:
+            // FoundationNetworking's word for a server that closed the connection mid-body;
+            // Apple platforms say `networkConnectionLost`.
+            self = .noConnection(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
         case .badURL, .unsupportedURL:
             self = .invalidRequest(reason: "the URL \(urlError.failingURL?.absoluteString ?? "") is not valid")
         default:
             self = .transport(urlError)
         }
+    }
+}
+
+extension URLError {
+    fileprivate var isTransferClosedEarly: Bool {
+        (userInfo[NSLocalizedDescriptionKey] as? String)?.hasPrefix("transfer closed") == true
     }
 }

@@ -57,7 +57,7 @@ public struct URLSessionTransport: HTTPTransport {
         for request: URLRequest,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        let task = session.dataTask(with: request) { data, response, error in
+        let task = session.dataTask(with: Self.prepared(request)) { data, response, error in
             if let error {
                 completion(.failure(error))
             } else if let response = response as? HTTPURLResponse {
@@ -68,6 +68,22 @@ public struct URLSessionTransport: HTTPTransport {
         }
         task.resume()
         return task
+    }
+}
+
+extension URLSessionTransport {
+    /// The request as this platform's URLSession needs it. FoundationNetworking hands libcurl
+    /// the timeout in whole seconds, so 0.5 s would fire at once and 1.5 s at 1 s: round up.
+    static func prepared(_ request: URLRequest) -> URLRequest {
+        #if canImport(FoundationNetworking)
+        let timeout = request.timeoutInterval
+        guard timeout > 0, timeout.rounded(.up) != timeout else { return request }
+        var rounded = request
+        rounded.timeoutInterval = timeout.rounded(.up)
+        return rounded
+        #else
+        return request
+        #endif
     }
 }
 
