@@ -1,0 +1,44 @@
+// swift-tools-version: 6.0
+import Foundation
+import PackageDescription
+
+// A path dependency is named after its folder, which differs between clones.
+let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "Sample",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "SocialServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SocialApp",
+            dependencies: [.product(name: "NetworkScheduler", package: library)]
+        ),
+        .executableTarget(
+            name: "FriendsDemo",
+            dependencies: [
+                "SocialServer", "SocialApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "SampleTests",
+            dependencies: ["SocialServer", "SocialApp", .product(name: "NetworkScheduler", package: library)]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

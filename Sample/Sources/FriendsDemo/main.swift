@@ -1,0 +1,4 @@
+import SocialServer
+import SocialApp
+import ArgumentParser
+print("hi")

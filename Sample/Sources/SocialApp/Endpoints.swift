@@ -1,0 +1,47 @@
+import Foundation
+import NetworkScheduler
+
+// The API's endpoints, one typed resource each. New endpoints are added here, not edited in.
+
+extension Resource where Model == Session {
+    /// `POST /login`: a bearer token for the user.
+    public static func login(_ credentials: Credentials) -> Self {
+        Resource(.post, path: "login", body: .json(credentials))
+    }
+}
+
+extension Resource where Model == User {
+    /// `GET /me`: the logged-in user.
+    public static var me: Self { Resource(path: "me") }
+
+    /// `GET /users/{id}`.
+    public static func user(_ id: User.ID) -> Self { Resource(path: "users/\(id)") }
+}
+
+extension Resource where Model == [User] {
+    /// `GET /users/{id}/friends`.
+    public static func friends(of id: User.ID) -> Self { Resource(path: "users/\(id)/friends") }
+}
+
+extension Resource where Model == FeedPage {
+    /// `GET /feed?page=N`.
+    public static func feed(page: Int) -> Self {
+        Resource(path: "feed", query: [URLQueryItem(name: "page", value: String(page))])
+    }
+}
+
+extension Resource where Model == Post {
+    /// `POST /posts`: creating the same post twice is a 409 "already exists" at the server,
+    /// which is why identical submits in flight must share one call.
+    public static func create(_ draft: PostDraft) -> Self {
+        Resource(.post, path: "posts", body: .json(draft))
+    }
+
+    /// `GET /posts/{id}`.
+    public static func post(_ id: Post.ID) -> Self { Resource(path: "posts/\(id)") }
+}
+
+extension Resource where Model == Void {
+    /// `DELETE /posts/{id}`.
+    public static func delete(post id: Post.ID) -> Self { Resource(.delete, path: "posts/\(id)") }
+}

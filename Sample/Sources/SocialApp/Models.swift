@@ -1,0 +1,46 @@
+/// A member of the social network.
+public struct User: Codable, Sendable, Equatable, Identifiable {
+    public let id: Int
+    public let name: String
+    public let email: String?
+}
+
+/// Something a user posted.
+public struct Post: Codable, Sendable, Equatable, Identifiable {
+    public let id: Int
+    public let authorID: Int
+    public let text: String
+}
+
+/// One page of the feed, newest first.
+public struct FeedPage: Codable, Sendable, Equatable {
+    public let page: Int
+    public let posts: [Post]
+    public let nextPage: Int?
+}
+
+/// What logging in returns.
+public struct Session: Codable, Sendable, Equatable {
+    public let token: String
+    public let user: User
+}
+
+/// What logging in sends.
+public struct Credentials: Encodable, Sendable {
+    public let username: String
+    public let password: String
+
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
+}
+
+/// A post being written.
+public struct PostDraft: Encodable, Sendable, Equatable {
+    public let text: String
+
+    public init(text: String) {
+        self.text = text
+    }
+}

@@ -1,0 +1,97 @@
+import NetworkScheduler
+
+/// Logging in and out.
+public struct AuthService: Sendable {
+    let client: APIClient
+    let tokens: TokenStore
+
+    /// Logs in at critical priority and stores the token before `completion` runs, so that
+    /// requests sent `after:` this one carry it.
+    @discardableResult
+    public func logIn(
+        _ credentials: Credentials,
+        completion: @escaping @Sendable (Result<Session, ServiceError>) -> Void = { _ in }
+    ) -> RequestHandle {
+        client.send(.login(credentials), priority: .critical) { [tokens] result in
+            if case .success(let session) = result { tokens.token = session.token }
+            completion(result)
+        }
+    }
+
+    /// Logs in and stores the token.
+    public func logIn(_ credentials: Credentials) async throws(ServiceError) -> Session {
+        let session = try await client.value(for: .login(credentials), priority: .critical)
+        tokens.token = session.token
+        return session
+    }
+
+    /// Forgets the token.
+    public func logOut() {
+        tokens.token = nil
+    }
+}
+
+/// People: the logged-in user, profiles and friends.
+public struct FriendsService: Sendable {
+    let client: APIClient
+
+    @discardableResult
+    public func loadMe(
+        priority: RequestPriority = .normal, group: RequestGroup? = nil, after: [RequestHandle] = [],
+        completion: @escaping @Sendable (Result<User, ServiceError>) -> Void
+    ) -> RequestHandle {
+        client.send(.me, priority: priority, group: group, after: after, completion: completion)
+    }
+
+    @discardableResult
+    public func loadFriends(
+        of user: User.ID, priority: RequestPriority = .normal, group: RequestGroup? = nil, after: [RequestHandle] = [],
+        completion: @escaping @Sendable (Result<[User], ServiceError>) -> Void
+    ) -> RequestHandle {
+        client.send(.friends(of: user), priority: priority, group: group, after: after, completion: completion)
+    }
+
+    @discardableResult
+    public func loadUser(
+        _ id: User.ID, priority: RequestPriority = .normal, group: RequestGroup? = nil,
+        completion: @escaping @Sendable (Result<User, ServiceError>) -> Void
+    ) -> RequestHandle {
+        client.send(.user(id), priority: priority, group: group, completion: completion)
+    }
+
+    public func friends(of user: User.ID, priority: RequestPriority = .normal) async throws(ServiceError) -> [User] {
+        try await client.value(for: .friends(of: user), priority: priority)
+    }
+}
+
+/// The feed and posts.
+public struct PostsService: Sendable {
+    let client: APIClient
+
+    @discardableResult
+    public func loadFeed(
+        page: Int, priority: RequestPriority = .normal, group: RequestGroup? = nil, after: [RequestHandle] = [],
+        completion: @escaping @Sendable (Result<FeedPage, ServiceError>) -> Void
+    ) -> RequestHandle {
+        client.send(.feed(page: page), priority: priority, group: group, after: after, completion: completion)
+    }
+
+    /// Submits a post. Identical submits in flight (a double tap, two screens) share one call,
+    /// and the response says whether it was shared.
+    @discardableResult
+    public func create(
+        _ draft: PostDraft, group: RequestGroup? = nil,
+        completion: @escaping @Sendable (Result<Response<Post>, ServiceError>) -> Void
+    ) -> RequestHandle {
+        client.scheduler.sendForResponse(client.request(.create(draft)), priority: .critical, group: group,
+                                         completion: completion)
+    }
+
+    public func post(_ id: Post.ID) async throws(ServiceError) -> Post {
+        try await client.value(for: .post(id))
+    }
+
+    public func delete(_ id: Post.ID) async throws(ServiceError) {
+        try await client.value(for: .delete(post: id))
+    }
+}

@@ -1,0 +1,52 @@
+import NIOConcurrencyHelpers
+
+/// What a route does wrong, on purpose, so that clients can be tested against real failures.
+public struct Fault: Codable, Sendable, Equatable {
+    /// Waits this long before answering.
+    public var latencyMilliseconds: Int?
+    /// Answers with this status and a JSON `message` instead of the real response.
+    public var status: Int?
+    /// Answers 200 with a body that is not valid JSON.
+    public var malformedJSON: Bool
+    /// Answers with an HTML error page (status 500 unless `status` says otherwise).
+    public var htmlErrorPage: Bool
+    /// Sends the headers and part of the body, then closes the connection.
+    public var closeMidBody: Bool
+    /// Adds a `Retry-After` header with this many seconds.
+    public var retryAfterSeconds: Int?
+
+    public init(
+        latencyMilliseconds: Int? = nil,
+        status: Int? = nil,
+        malformedJSON: Bool = false,
+        htmlErrorPage: Bool = false,
+        closeMidBody: Bool = false,
+        retryAfterSeconds: Int? = nil
+    ) {
+        self.latencyMilliseconds = latencyMilliseconds
+        self.status = status
+        self.malformedJSON = malformedJSON
+        self.htmlErrorPage = htmlErrorPage
+        self.closeMidBody = closeMidBody
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// A route that only answers slowly.
+    public static func latency(milliseconds: Int) -> Fault { Fault(latencyMilliseconds: milliseconds) }
+}
+
+/// The faults in force, per route; tests change them while the server runs.
+public final class FaultBoard: Sendable {
+    private let faults = NIOLockedValueBox<[Route: Fault]>([:])
+
+    /// Sets (or, with nil, clears) the fault of one route.
+    public subscript(route: Route) -> Fault? {
+        get { faults.withLockedValue { $0[route] } }
+        set { faults.withLockedValue { $0[route] = newValue } }
+    }
+
+    /// Clears every fault.
+    public func clear() {
+        faults.withLockedValue { $0 = [:] }
+    }
+}

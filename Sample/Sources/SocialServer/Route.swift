@@ -1,0 +1,11 @@
+/// The API's routes, as tests and `/_stats` name them.
+public enum Route: String, CaseIterable, Codable, Sendable {
+    case login = "POST /login"
+    case me = "GET /me"
+    case user = "GET /users/{id}"
+    case friends = "GET /users/{id}/friends"
+    case feed = "GET /feed"
+    case createPost = "POST /posts"
+    case post = "GET /posts/{id}"
+    case deletePost = "DELETE /posts/{id}"
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+
+/// The API's routes: each records its arrival, applies its fault, checks the token, then answers.
+struct SocialRoutes: Sendable {
+    let store: SocialStore
+    let faults: FaultBoard
+    let arrivals: ArrivalLog
+
+    typealias Context = BasicRequestContext
+
+    func router() -> Router<Context> {
+        let router = Router(context: Context.self)
+        router.post("/login") { request, context in
+            await handle(.login, request, authenticated: false) { _ in
+                guard let body = try? await request.decode(as: LoginBody.self, context: context) else {
+                    return Reply.message("send a JSON body with username and password", status: .badRequest)
+                }
+                guard let session = await store.login(body) else {
+                    return Reply.message("invalid username or password", status: .unauthorized)
+                }
+                return Reply.json(session)
+            }
+        }
+        router.get("/me") { request, _ in
+            await handle(.me, request) { userID in
+                guard let user = await store.user(userID) else { return Reply.message("no such user", status: .notFound) }
+                return Reply.json(user)
+            }
+        }
+        router.get("/users/:id") { request, context in
+            await handle(.user, request) { _ in
+                guard let id = context.parameters.get("id", as: Int.self), let user = await store.user(id) else {
+                    return Reply.message("no such user", status: .notFound)
+                }
+                return Reply.json(user)
+            }
+        }
+        router.get("/users/:id/friends") { request, context in
+            await handle(.friends, request) { _ in
+                guard let id = context.parameters.get("id", as: Int.self), let friends = await store.friends(of: id) else {
+                    return Reply.message("no such user", status: .notFound)
+                }
+                return Reply.json(friends)
+            }
+        }
+        router.get("/feed") { request, _ in
+            await handle(.feed, request) { _ in
+                let page = request.uri.queryParameters.get("page", as: Int.self) ?? 1
+                return Reply.json(await store.feed(page: max(1, page)))
+            }
+        }
+        router.post("/posts") { request, context in
+            await handle(.createPost, request) { userID in
+                guard let body = try? await request.decode(as: PostBody.self, context: context), !body.text.isEmpty else {
+                    return Reply.message("send a JSON body with a non-empty text", status: .badRequest)
+                }
+                switch await store.createPost(by: userID, text: body.text) {
+                case .created(let post): return Reply.json(post, status: .created)
+                case .duplicate: return Reply.message("already exists", status: .conflict)
+                }
+            }
+        }
+        router.get("/posts/:id") { request, context in
+            await handle(.post, request) { _ in
+                guard let id = context.parameters.get("id", as: Int.self), let post = await store.post(id) else {
+                    return Reply.message("no such post", status: .notFound)
+                }
+                return Reply.json(post)
+            }
+        }
+        router.delete("/posts/:id") { request, context in
+            await handle(.deletePost, request) { userID in
+                guard let id = context.parameters.get("id", as: Int.self) else {
+                    return Reply.message("no such post", status: .notFound)
+                }
+                switch await store.deletePost(id, by: userID) {
+                case .some(true): return Response(status: .noContent)
+                case .some(false): return Reply.message("not your post", status: .forbidden)
+                case .none: return Reply.message("no such post", status: .notFound)
+                }
+            }
+        }
+        router.get("/_stats") { _, _ in
+            Reply.json(Stats(counts: Dictionary(uniqueKeysWithValues: arrivals.counts.map { ($0.key.rawValue, $0.value) }),
+                             arrivals: arrivals.all))
+        }
+        return router
+    }
+
+    /// Records the arrival, waits and fails as the route's fault says, checks the bearer token
+    /// (unless `authenticated` is false), then answers with `respond`.
+    private func handle(
+        _ route: Route,
+        _ request: Request,
+        authenticated: Bool = true,
+        respond: (_ userID: Int) async throws -> Response
+    ) async -> Response {
+        arrivals.record(route, target: request.uri.description)
+        let fault = faults[route]
+        if let latency = fault?.latencyMilliseconds {
+            try? await Task.sleep(for: .milliseconds(latency))
+        }
+        var response = await answer(route, request, fault: fault, authenticated: authenticated, respond: respond)
+        if let seconds = fault?.retryAfterSeconds {
+            response.headers[.retryAfter] = "\(seconds)"
+        }
+        return response
+    }
+
+    private func answer(
+        _ route: Route,
+        _ request: Request,
+        fault: Fault?,
+        authenticated: Bool,
+        respond: (_ userID: Int) async throws -> Response
+    ) async -> Response {
+        if let fault, let faulty = Reply.faulty(fault) { return faulty }
+        var userID = 0
+        if authenticated {
+            let header = request.headers[.authorization] ?? ""
+            guard header.hasPrefix("Bearer "), let id = await store.userID(forToken: String(header.dropFirst(7))) else {
+                return Reply.message("missing or invalid token", status: .unauthorized)
+            }
+            userID = id
+        }
+        do {
+            return try await respond(userID)
+        } catch {
+            return Reply.message("internal error: \(error)", status: .internalServerError)
+        }
+    }
+}
+
+/// What `GET /_stats` returns.
+public struct Stats: Codable, Sendable {
+    /// Arrivals per route, keyed by the route's name (`POST /posts`).
+    public let counts: [String: Int]
+    /// Every arrival, oldest first.
+    public let arrivals: [ArrivalLog.Arrival]
+}

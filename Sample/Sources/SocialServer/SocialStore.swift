@@ -1,0 +1,71 @@
+/// The social network's data, in memory.
+actor SocialStore {
+    enum CreateResult {
+        case created(PostRecord)
+        case duplicate
+    }
+
+    private var users: [Int: UserRecord] = [:]
+    private var friendships: [Int: [Int]] = [:]
+    private var posts: [Int: PostRecord] = [:]
+    private var sessions: [String: Int] = [:]
+    private var lastPostID = 0
+    private var lastSession = 0
+    static let password = "secret"
+    static let pageSize = 5
+
+    init() {
+        let names = ["Ada", "Grace", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger", "Radia"]
+        for (index, name) in names.enumerated() {
+            let id = index + 1
+            users[id] = UserRecord(id: id, name: name, email: "\(name.lowercased())@social.test")
+            friendships[id] = (1...names.count).filter { $0 != id && ($0 + id) % 3 != 0 }
+        }
+        for index in 1...30 {
+            lastPostID = index
+            posts[index] = PostRecord(id: index, authorID: index % names.count + 1, text: "Post number \(index)")
+        }
+    }
+
+    func login(_ body: LoginBody) -> SessionRecord? {
+        guard body.password == Self.password,
+              let user = users.values.first(where: { $0.name.lowercased() == body.username.lowercased() })
+        else { return nil }
+        lastSession += 1
+        let token = "token-\(user.id)-\(lastSession)"
+        sessions[token] = user.id
+        return SessionRecord(token: token, user: user)
+    }
+
+    func userID(forToken token: String) -> Int? { sessions[token] }
+    func user(_ id: Int) -> UserRecord? { users[id] }
+    func friends(of id: Int) -> [UserRecord]? {
+        friendships[id].map { $0.compactMap { users[$0] } }
+    }
+
+    func feed(page: Int) -> FeedPageRecord {
+        let newestFirst = posts.values.sorted { $0.id > $1.id }
+        let start = max(0, (page - 1) * Self.pageSize)
+        let slice = Array(newestFirst.dropFirst(start).prefix(Self.pageSize))
+        let hasMore = start + Self.pageSize < newestFirst.count
+        return FeedPageRecord(page: page, posts: slice, nextPage: hasMore ? page + 1 : nil)
+    }
+
+    /// Creating the same post twice fails, as a real API would: the bug deduplication prevents.
+    func createPost(by author: Int, text: String) -> CreateResult {
+        if posts.values.contains(where: { $0.authorID == author && $0.text == text }) { return .duplicate }
+        lastPostID += 1
+        let post = PostRecord(id: lastPostID, authorID: author, text: text)
+        posts[post.id] = post
+        return .created(post)
+    }
+
+    func post(_ id: Int) -> PostRecord? { posts[id] }
+
+    func deletePost(_ id: Int, by author: Int) -> Bool? {
+        guard let post = posts[id] else { return nil }
+        guard post.authorID == author else { return false }
+        posts[id] = nil
+        return true
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+import SocialApp
+import SocialServer
+import Testing
+
+/// Each typed error, produced by a real response from a real server.
+@Suite struct ErrorMappingIntegrationTests {
+    private func error(_ body: () async throws -> Void) async -> ServiceError? {
+        do {
+            try await body()
+            return nil
+        } catch {
+            return error as? ServiceError
+        }
+    }
+
+    @Test func notFoundCarriesTheServersMessage() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            let failure = await error { _ = try await fixture.api.client.value(for: .user(999)) }
+            #expect(failure?.statusCode == 404)
+            if case .server(let response)? = failure { #expect(response.message == "no such user") }
+        }
+    }
+
+    @Test func anHTMLErrorPageIsAServerErrorWithoutAMessage() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.user] = Fault(htmlErrorPage: true)
+            let failure = await error { _ = try await fixture.api.client.value(for: .user(1)) }
+            guard case .server(let response)? = failure else {
+                Issue.record("expected a server error, got \(String(describing: failure))")
+                return
+            }
+            #expect(response.statusCode == 500)
+            #expect(response.message == nil)
+            #expect(String(decoding: response.body, as: UTF8.self).contains("<h1>Something broke</h1>"))
+        }
+    }
+
+    @Test func malformedJSONIsUndecodable() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.me] = Fault(malformedJSON: true)
+            let failure = await error { _ = try await fixture.api.client.value(for: .me) }
+            guard case .undecodable(let details)? = failure else {
+                Issue.record("expected undecodable, got \(String(describing: failure))")
+                return
+            }
+            #expect(details.modelType == "User")
+        }
+    }
+
+    @Test func aConnectionClosedMidBodyIsAConnectionFailure() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.me] = Fault(closeMidBody: true)
+            let failure = await error { _ = try await fixture.api.client.value(for: .me) }
+            guard case .noConnection(let urlError)? = failure else {
+                Issue.record("expected noConnection, got \(String(describing: failure))")
+                return
+            }
+            #expect(urlError.code == .networkConnectionLost)
+        }
+    }
+
+    @Test func aSlowServerTimesOut() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.me] = .latency(milliseconds: 3_000)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let failure = await error { _ = try await fixture.api.client.value(for: Resource<User>(path: "me", timeout: 0.5)) }
+            #expect(failure == .timedOut)
+            // Honoured, not fired at once (FoundationNetworking truncates it to whole seconds).
+            #expect(clock.now - start >= .milliseconds(500))
+        }
+    }
+
+    @Test func withoutATokenTheServerSaysUnauthorized() async throws {
+        try await Fixture.with { fixture in
+            let failure = await error { _ = try await fixture.api.client.value(for: .me) }
+            #expect(failure?.statusCode == 401)
+            if case .server(let response)? = failure { #expect(response.message == "missing or invalid token") }
+        }
+    }
+
+    @Test func aWrongPasswordIsUnauthorized() async throws {
+        try await Fixture.with { fixture in
+            let failure = await error {
+                _ = try await fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong"))
+            }
+            #expect(failure?.statusCode == 401)
+            #expect(fixture.api.tokens.token == nil)
+        }
+    }
+
+    @Test func aServerThatIsNotRunningIsNoConnection() async throws {
+        let stopped = try await SocialServer.start()
+        let url = stopped.baseURL
+        await stopped.stop()
+        let api = SocialAPI(baseURL: url)
+
+        let failure = await error { _ = try await api.client.value(for: .me) }
+
+        guard case .noConnection(let urlError)? = failure else {
+            Issue.record("expected noConnection, got \(String(describing: failure))")
+            return
+        }
+        #expect(urlError.code == .cannotConnectToHost)
+    }
+}
