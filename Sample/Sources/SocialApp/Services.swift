@@ -10,7 +10,7 @@ public struct AuthService: Sendable {
     @discardableResult
     public func logIn(
         _ credentials: Credentials,
-        completion: @escaping @Sendable (Result<Session, ServiceError>) -> Void = { _ in }
+        completion: @escaping @Sendable (Result<Session, ServiceError>) -> Void
     ) -> RequestHandle {
         client.send(.login(credentials), priority: .critical) { [tokens] result in
             if case .success(let session) = result { tokens.token = session.token }

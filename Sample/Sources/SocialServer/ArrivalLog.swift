@@ -1,3 +1,4 @@
+import Dispatch
 import NIOConcurrencyHelpers
 
 /// Every request that reached a route, in order: what tests count to prove a call was, or was
@@ -10,24 +11,67 @@ public final class ArrivalLog: Sendable {
         public let target: String
     }
 
-    private let arrivals = NIOLockedValueBox<[Arrival]>([])
+    private struct Waiter {
+        let route: Route
+        let count: Int
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var arrivals: [Arrival] = []
+        var waiters: [Waiter] = []
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     /// Every arrival so far, oldest first.
-    public var all: [Arrival] { arrivals.withLockedValue { $0 } }
+    public var all: [Arrival] { state.withLockedValue { $0.arrivals } }
 
     /// How many requests reached each route.
     public var counts: [Route: Int] {
-        arrivals.withLockedValue { arrivals in
-            arrivals.reduce(into: [:]) { counts, arrival in counts[arrival.route, default: 0] += 1 }
+        state.withLockedValue { state in
+            state.arrivals.reduce(into: [:]) { counts, arrival in counts[arrival.route, default: 0] += 1 }
         }
     }
 
     /// How many requests reached `route`.
     public func count(_ route: Route) -> Int {
-        arrivals.withLockedValue { $0.count { $0.route == route } }
+        state.withLockedValue { $0.arrivals.count { $0.route == route } }
+    }
+
+    /// Waits until `count` requests have reached `route`, or `timeout` seconds have passed.
+    /// Returns whether they did.
+    @discardableResult
+    public func wait(for count: Int, at route: Route, timeout: Double = 10) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let reached = state.withLockedValue { state -> Bool in
+                if state.arrivals.count(where: { $0.route == route }) >= count { return true }
+                state.waiters.append(Waiter(route: route, count: count, continuation: continuation))
+                return false
+            }
+            if reached {
+                continuation.resume(returning: true)
+                return
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
+                let expired: [CheckedContinuation<Bool, Never>] = state.withLockedValue { state in
+                    let expired = state.waiters.filter { $0.route == route && $0.count == count }
+                    state.waiters.removeAll { $0.route == route && $0.count == count }
+                    return expired.map(\.continuation)
+                }
+                for continuation in expired { continuation.resume(returning: false) }
+            }
+        }
     }
 
     func record(_ route: Route, target: String) {
-        arrivals.withLockedValue { $0.append(Arrival(route: route, target: target)) }
+        let reached: [CheckedContinuation<Bool, Never>] = state.withLockedValue { state in
+            state.arrivals.append(Arrival(route: route, target: target))
+            let count = state.arrivals.count { $0.route == route }
+            let reached = state.waiters.filter { $0.route == route && $0.count <= count }
+            state.waiters.removeAll { $0.route == route && $0.count <= count }
+            return reached.map(\.continuation)
+        }
+        for continuation in reached { continuation.resume(returning: true) }
     }
 }

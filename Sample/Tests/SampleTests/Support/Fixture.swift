@@ -5,7 +5,6 @@ import FoundationNetworking
 import NetworkScheduler
 import SocialApp
 import SocialServer
-import Synchronization
 import Testing
 
 /// A SocialServer of the test's own on 127.0.0.1, and the app's networking pointed at it
@@ -14,7 +13,6 @@ struct Fixture: Sendable {
     let server: SocialServer
     let api: SocialAPI
     let session: URLSession
-    let started: StartedCalls
 
     static let ada = Credentials(username: "ada", password: "secret")
 
@@ -27,13 +25,11 @@ struct Fixture: Sendable {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 10
         let session = URLSession(configuration: configuration)
-        let started = StartedCalls()
         let api = SocialAPI(baseURL: server.baseURL, configuration: .init(
             transport: URLSessionTransport(session: session),
-            maximumConcurrentRequestsPerHost: budget,
-            eventMonitors: [started]
+            maximumConcurrentRequestsPerHost: budget
         ))
-        let fixture = Fixture(server: server, api: api, session: session, started: started)
+        let fixture = Fixture(server: server, api: api, session: session)
         do {
             try await body(fixture)
         } catch {
@@ -50,52 +46,5 @@ struct Fixture: Sendable {
     private func shutDown() async {
         session.invalidateAndCancel()
         await server.stop()
-    }
-}
-
-/// The network calls the scheduler started, with a bounded wait for them.
-final class StartedCalls: RequestEventMonitor {
-    private struct State {
-        var targets: [String] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    }
-
-    private let state = Mutex(State())
-
-    var targets: [String] { state.withLock { $0.targets } }
-
-    func record(_ event: RequestEvent) {
-        guard case .started(let request, _) = event else { return }
-        let target = request.url.map { $0.path + ($0.query.map { "?\($0)" } ?? "") } ?? ""
-        let ready = state.withLock { state in
-            state.targets.append(target)
-            let count = state.targets.count
-            defer { state.waiters.removeAll { $0.count <= count } }
-            return state.waiters.filter { $0.count <= count }.map(\.continuation)
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Waits until `count` calls have started, or `timeout` seconds have passed.
-    func wait(for count: Int, timeout: TimeInterval = 10) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let already = state.withLock { state -> Bool in
-                if state.targets.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if already {
-                continuation.resume()
-                return
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
-                let expired = state.withLock { state -> Bool in
-                    guard let index = state.waiters.firstIndex(where: { $0.count == count }) else { return false }
-                    state.waiters.remove(at: index).continuation.resume()
-                    return true
-                }
-                _ = expired
-            }
-        }
     }
 }

@@ -1,0 +1,215 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+import SocialApp
+import SocialServer
+import Synchronization
+import Testing
+
+/// The scheduler's contracts, crossing the real network stack and counted at the server.
+@Suite struct SchedulingIntegrationTests {
+    @Test func identicalPostsFromTwoScreensReachTheServerOnce() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            let draft = PostDraft(text: "Hello from two screens")
+            let first = ComposeScreenModel(api: fixture.api)
+            let second = ComposeScreenModel(api: fixture.api)
+
+            async let a = first.submit(draft)
+            async let b = second.submit(draft)
+            let (resultA, resultB) = await (a, b)
+
+            let postA = try resultA.get()
+            let postB = try resultB.get()
+            #expect(postA.value == postB.value)
+            #expect(postA.statusCode == 201 && postA.wasShared && postB.wasShared)
+            #expect(fixture.server.arrivals.count(.createPost) == 1)
+        }
+    }
+
+    @Test func postsWithDifferentBodiesAreNotShared() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            async let a = ComposeScreenModel(api: fixture.api).submit(PostDraft(text: "one"))
+            async let b = ComposeScreenModel(api: fixture.api).submit(PostDraft(text: "two"))
+            let (postA, postB) = try await (a.get().value, b.get().value)
+
+            #expect(postA.id != postB.id)
+            #expect(fixture.server.arrivals.count(.createPost) == 2)
+        }
+    }
+
+    @Test func theSamePostSentAgainLaterIsTheServersConflict() async throws {
+        // Deduplication shares calls that overlap; a later resend is the server's business.
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            let compose = ComposeScreenModel(api: fixture.api)
+            _ = try await compose.submit(PostDraft(text: "once")).get()
+            let again = await compose.submit(PostDraft(text: "once"))
+
+            guard case .failure(.server(let response)) = again else {
+                Issue.record("expected 409, got \(again)")
+                return
+            }
+            #expect(response.statusCode == 409)
+            #expect(response.message == "already exists")
+        }
+    }
+
+    @Test func aCallCancelledBeforeItStartsNeverArrives() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.user] = .latency(milliseconds: 300)
+            let blocker = Task { try await fixture.api.client.value(for: .user(1)) }
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .user))
+            let queued = fixture.api.friends.loadFriends(of: 1) { _ in }
+
+            queued.cancel()
+            _ = try await blocker.value
+            _ = try await fixture.api.client.value(for: .me) // through the same queue, after it
+
+            #expect(fixture.server.arrivals.count(.friends) == 0)
+            #expect(fixture.server.arrivals.count(.me) == 1)
+        }
+    }
+
+    @Test func leavingAScreenCancelsItsRequestsAndUnsentOnesNeverArrive() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.user] = .latency(milliseconds: 300)
+            let screen = FriendsScreenModel(api: fixture.api)
+            screen.loadProfiles(Array(1...6))
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .user))
+
+            screen.leave()
+            await screen.settled()
+
+            #expect(screen.content.errors.count == 6)
+            #expect(screen.content.errors.allSatisfy { $0 == .cancelled })
+            #expect(fixture.server.arrivals.count(.user) == 1)
+        }
+    }
+
+    @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
+        try await Fixture.with { fixture in
+            let session = try await fixture.logIn()
+            fixture.server.faults[.friends] = .latency(milliseconds: 200)
+            let leaving = FriendsScreenModel(api: fixture.api)
+            let staying = FriendsScreenModel(api: fixture.api)
+            leaving.load(user: session.user.id, prefetchPages: 1)
+            staying.load(user: session.user.id, prefetchPages: 1)
+
+            leaving.leave()
+            await staying.settled()
+
+            #expect(staying.content.errors.isEmpty)
+            #expect(!staying.content.friends.isEmpty)
+            #expect(fixture.server.arrivals.count(.friends) == 1)
+        }
+    }
+
+    @Test func waitingRequestsReachTheServerInPriorityOrder() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.user] = .latency(milliseconds: 300)
+            let blocker = Task { try await fixture.api.client.value(for: .user(1)) }
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .user))
+
+            let order: [(Int, RequestPriority)] = [(1, .background), (2, .low), (3, .critical), (4, .normal), (5, .high), (6, .low)]
+            for (page, priority) in order {
+                fixture.api.posts.loadFeed(page: page, priority: priority) { _ in }
+            }
+            _ = try await blocker.value
+            #expect(await fixture.server.arrivals.wait(for: order.count, at: .feed))
+
+            let pages = fixture.server.arrivals.all.filter { $0.route == .feed }.map(\.target)
+            #expect(pages == ["/feed?page=3", "/feed?page=5", "/feed?page=4", "/feed?page=2", "/feed?page=6", "/feed?page=1"])
+        }
+    }
+
+    @Test func aDependentRequestWaitsForTheLoginAndCarriesItsToken() async throws {
+        try await Fixture.with { fixture in
+            let me = Mutex<Result<User, ServiceError>?>(nil)
+            let done = ScreenSignal()
+            let login = fixture.api.auth.logIn(Fixture.ada) { _ in }
+            fixture.api.friends.loadMe(priority: .high, after: [login]) { result in
+                me.withLock { $0 = result }
+                done.fire()
+            }
+            await done.wait()
+
+            let name = try me.withLock { try $0?.get() }?.name
+            #expect(name == "Ada")
+            #expect(fixture.server.arrivals.all.map(\.route) == [.login, .me])
+        }
+    }
+
+    @Test func aFailedLoginFailsItsDependentsWhichNeverArrive() async throws {
+        try await Fixture.with { fixture in
+            let me = Mutex<Result<User, ServiceError>?>(nil)
+            let done = ScreenSignal()
+            let login = fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong")) { _ in }
+            fixture.api.friends.loadMe(after: [login]) { result in
+                me.withLock { $0 = result }
+                done.fire()
+            }
+            await done.wait()
+
+            let error = me.withLock { $0?.failure }
+            #expect(error?.rootCause.statusCode == 401)
+            if case .dependencyFailed? = error {} else { Issue.record("expected dependencyFailed, got \(String(describing: error))") }
+            #expect(fixture.server.arrivals.all.map(\.route) == [.login])
+        }
+    }
+
+    @Test func theStatsEndpointCountsArrivals() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            _ = try await fixture.api.client.value(for: .me)
+            let stats = try await fixture.api.client.value(for: Resource<Stats>(path: "_stats"))
+            #expect(stats.counts["POST /login"] == 1)
+            #expect(stats.counts["GET /me"] == 1)
+            #expect(stats.arrivals.map(\.target) == ["/login", "/me"])
+        }
+    }
+}
+
+/// A one-shot signal with a bounded wait.
+final class ScreenSignal: Sendable {
+    private let fired = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func fire() {
+        let waiter = fired.withLock { state in
+            state.done = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    func wait(timeout: TimeInterval = 10) async {
+        await withCheckedContinuation { continuation in
+            let done = fired.withLock { state in
+                if !state.done { state.waiter = continuation }
+                return state.done
+            }
+            if done { continuation.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
+                let waiter = fired.withLock { state in
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
+            }
+        }
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
