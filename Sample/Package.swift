@@ -8,6 +8,9 @@ let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathCom
 let package = Package(
     name: "Sample",
     platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "friends-demo", targets: ["FriendsDemo"]),
+    ],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

@@ -41,7 +41,8 @@ public final class SocialServer: Sendable {
         let router = SocialRoutes(store: SocialStore(), faults: faults, arrivals: arrivals).router()
         let bound = PortPromise()
         var logger = Logger(label: "SocialServer")
-        logger.logLevel = .error
+        // Stopping cancels the server, which Hummingbird reports as errors: keep them quiet.
+        logger.logLevel = .critical
         let app = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "SocialServer"),

@@ -1,0 +1,119 @@
+import Foundation
+import NetworkScheduler
+import SocialApp
+import SocialServer
+
+/// The story the demo tells, one step per capability.
+struct Scenario {
+    let api: SocialAPI
+    /// The embedded server, or nil when running against another one (then faults cannot be set).
+    let server: SocialServer?
+    let narrator: Narrator
+    let metrics: MetricsCollector
+    let burst: Int
+
+    private var stats: ServerStats { ServerStats(api: api) }
+
+    func run() async throws {
+        try await logInAndLoadTheFriendsScreen()
+        try await twoScreensSubmitTheSamePost()
+        try await theUserLeavesAScreen()
+        try await aBurstOfIdenticalCalls()
+    }
+
+    /// 1: the login is critical; the screen's visible data waits for it at high priority while
+    /// the feed is prefetched at low priority.
+    private func logInAndLoadTheFriendsScreen() async throws {
+        narrator.step(1, "Log in, then load the friends screen: profile and friends at high priority, the feed prefetched at low")
+        server?.faults[.feed] = .latency(milliseconds: 50)
+        defer { server?.faults[.feed] = nil }
+        let before = try await stats.fetch().arrivals.count
+
+        let screen = FriendsScreenModel(api: api)
+        let login = api.auth.logIn(Credentials(username: "ada", password: "secret")) { [narrator] result in
+            narrator.say("   logged in: \((try? result.get().user.name) ?? "failed")")
+        }
+        screen.load(user: 1, after: [login].first, prefetchPages: 5)
+        await screen.settled()
+
+        let content = screen.content
+        narrator.say("   \(content.me?.name ?? "nobody") has \(content.friends.count) friends; \(content.feedPages.count) feed pages prefetched")
+        let arrived = try await stats.fetch().arrivals.dropFirst(before).map(\.route)
+        narrator.say("   the server saw: " + arrived.map(\.rawValue).joined(separator: ", "))
+        narrator.check(content.errors.isEmpty && content.me != nil && !content.friends.isEmpty && content.feedPages.count == 5,
+                       "the screen loaded everything")
+        narrator.check(arrived.first == .login, "the login reached the server before the requests that depend on it")
+        let lastVisible = arrived.lastIndex { $0 == .me || $0 == .friends } ?? arrived.count
+        let firstPrefetch = arrived.firstIndex(of: .feed) ?? arrived.count
+        narrator.check(lastVisible < firstPrefetch, "profile and friends started before any prefetch")
+    }
+
+    /// 2: the bug that started it all: two screens create the same post at the same moment.
+    private func twoScreensSubmitTheSamePost() async throws {
+        narrator.step(2, "Two screens submit the same post at the same moment")
+        let before = try await stats.count(.createPost)
+        let draft = PostDraft(text: "Shipping NetworkScheduler! (\(UUID().uuidString.prefix(8)))")
+        let first = ComposeScreenModel(api: api)
+        let second = ComposeScreenModel(api: api)
+
+        async let a = first.submit(draft)
+        async let b = second.submit(draft)
+        let (resultA, resultB) = await (a, b)
+        let arrived = try await stats.count(.createPost) - before
+
+        let postA = try? resultA.get()
+        let postB = try? resultB.get()
+        narrator.say("   screen A got post #\(postA?.value.id ?? -1), screen B got post #\(postB?.value.id ?? -1); POSTs at the server: \(arrived)")
+        narrator.check(postA != nil && postA?.value == postB?.value, "both screens got the same post, and no \"already exists\" alert")
+        narrator.check(postA?.wasShared == true && postB?.wasShared == true, "each screen knows its answer was shared")
+        narrator.check(arrived == 1, "exactly one POST reached the server")
+    }
+
+    /// 3: leaving a screen cancels its group; calls that had not started never reach the server.
+    private func theUserLeavesAScreen() async throws {
+        narrator.step(3, "The user opens a screen of eight profiles, then leaves it")
+        server?.faults[.user] = .latency(milliseconds: 200)
+        defer { server?.faults[.user] = nil }
+        let arrivedBefore = try await stats.count(.user)
+        let startedBefore = metrics.snapshot.networkCalls
+
+        let screen = FriendsScreenModel(api: api)
+        screen.loadProfiles(Array(1...8))
+        if let server { await server.arrivals.wait(for: arrivedBefore + 1, at: .user) }
+        screen.leave()
+        await screen.settled()
+
+        let cancelled = screen.content.errors.count { $0 == .cancelled }
+        let started = metrics.snapshot.networkCalls - startedBefore
+        let arrived = try await stats.count(.user) - arrivedBefore
+        narrator.say("   cancelled: \(cancelled) of 8; on the wire when the user left: \(started); seen by the server: \(arrived)")
+        narrator.check(cancelled == 8, "every request of the screen ended as cancelled")
+        narrator.check(started <= 2 && arrived <= started,
+                       "the \(8 - started) requests that had not started never reached the server")
+    }
+
+    /// 4: many callers ask for the same thing at once; one network call serves them all.
+    private func aBurstOfIdenticalCalls() async throws {
+        narrator.step(4, "A burst of \(burst) identical calls at once")
+        server?.faults[.feed] = .latency(milliseconds: 300)
+        defer { server?.faults[.feed] = nil }
+        let before = try await stats.count(.feed)
+
+        var succeeded = 0
+        await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<burst {
+                group.addTask { (try? await api.client.value(for: .feed(page: 1))) != nil }
+            }
+            var done = 0
+            for await ok in group {
+                done += 1
+                if ok { succeeded += 1 }
+                narrator.progress(done, of: burst)
+            }
+        }
+        let arrived = try await stats.count(.feed) - before
+        narrator.say("   \(succeeded) callers got the page; network calls the server saw: \(arrived)")
+        narrator.check(succeeded == burst, "every caller got the page")
+        narrator.check(server == nil ? arrived < burst : arrived == 1, "the burst shared the network call")
+    }
+}

@@ -1,4 +1,0 @@
-import SocialServer
-import SocialApp
-import ArgumentParser
-print("hi")
