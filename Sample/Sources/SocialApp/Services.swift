@@ -35,6 +35,7 @@ public struct AuthService: Sendable {
 public struct FriendsService: Sendable {
     let client: APIClient
 
+    /// Loads the logged-in user.
     @discardableResult
     public func loadMe(
         priority: RequestPriority = .normal, group: RequestGroup? = nil, after: [RequestHandle] = [],
@@ -43,6 +44,7 @@ public struct FriendsService: Sendable {
         client.send(.me, priority: priority, group: group, after: after, completion: completion)
     }
 
+    /// Loads a user's friends.
     @discardableResult
     public func loadFriends(
         of user: User.ID, priority: RequestPriority = .normal, group: RequestGroup? = nil, after: [RequestHandle] = [],
@@ -51,6 +53,7 @@ public struct FriendsService: Sendable {
         client.send(.friends(of: user), priority: priority, group: group, after: after, completion: completion)
     }
 
+    /// Loads one user's profile.
     @discardableResult
     public func loadUser(
         _ id: User.ID, priority: RequestPriority = .normal, group: RequestGroup? = nil,
@@ -59,6 +62,7 @@ public struct FriendsService: Sendable {
         client.send(.user(id), priority: priority, group: group, completion: completion)
     }
 
+    /// A user's friends.
     public func friends(of user: User.ID, priority: RequestPriority = .normal) async throws(ServiceError) -> [User] {
         try await client.value(for: .friends(of: user), priority: priority)
     }
@@ -68,6 +72,7 @@ public struct FriendsService: Sendable {
 public struct PostsService: Sendable {
     let client: APIClient
 
+    /// Loads one page of the feed.
     @discardableResult
     public func loadFeed(
         page: Int, priority: RequestPriority = .normal, group: RequestGroup? = nil, after: [RequestHandle] = [],
@@ -87,10 +92,12 @@ public struct PostsService: Sendable {
                                          completion: completion)
     }
 
+    /// One post.
     public func post(_ id: Post.ID) async throws(ServiceError) -> Post {
         try await client.value(for: .post(id))
     }
 
+    /// Deletes one of the user's posts.
     public func delete(_ id: Post.ID) async throws(ServiceError) {
         try await client.value(for: .delete(post: id))
     }

@@ -5,13 +5,17 @@ import Synchronization
 /// The app's networking, assembled once: one scheduler, one client for the API, the token
 /// store, and a service per area.
 public final class SocialAPI: Sendable {
+    /// The one scheduler every request goes through.
     public let scheduler: RequestScheduler
+    /// The API server's client.
     public let client: APIClient
+    /// The session's token.
     public let tokens: TokenStore
     public let auth: AuthService
     public let friends: FriendsService
     public let posts: PostsService
 
+    /// The app's networking for the API at `baseURL`.
     public init(baseURL: URL, configuration: RequestScheduler.Configuration = .init()) {
         let tokens = TokenStore()
         let scheduler = RequestScheduler(configuration: configuration)

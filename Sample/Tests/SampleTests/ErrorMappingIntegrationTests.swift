@@ -113,4 +113,32 @@ import Testing
         }
         #expect(urlError.code == .cannotConnectToHost)
     }
+
+    @Test func anInjectedStatusCarriesItsRetryAfterHeader() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.feed] = Fault(status: 503, retryAfterSeconds: 7)
+            let failure = await error { _ = try await fixture.api.client.value(for: .feed(page: 1)) }
+            guard case .server(let response)? = failure else {
+                Issue.record("expected a server error, got \(String(describing: failure))")
+                return
+            }
+            #expect(response.statusCode == 503)
+            #expect(response.headers["retry-after"] == "7")
+        }
+    }
+
+    @Test func aDeletedPostIsGone() async throws {
+        try await Fixture.with { fixture in
+            _ = try await fixture.logIn()
+            let post = try await ComposeScreenModel(api: fixture.api).submit(PostDraft(text: "short-lived")).get().value
+            #expect(try await fixture.api.posts.post(post.id) == post)
+
+            try await fixture.api.posts.delete(post.id)
+
+            let failure = await error { _ = try await fixture.api.posts.post(post.id) }
+            #expect(failure?.statusCode == 404)
+            #expect(fixture.server.arrivals.count(.deletePost) == 1)
+        }
+    }
 }
