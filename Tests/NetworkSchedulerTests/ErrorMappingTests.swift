@@ -128,6 +128,8 @@ import Testing
             .server(ServerErrorResponse(statusCode: 500)), .server(ServerErrorResponse(statusCode: 404, message: "no such user")),
             .undecodable(DecodingFailure(modelType: "User", codingPath: "email", reason: "missing key", bodyPrefix: "{}")),
             .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut),
+            .idempotencyKeyInUse(ServerErrorResponse(statusCode: 409)), .idempotencyKeyMismatch(ServerErrorResponse(statusCode: 422)),
+            .authenticationFailed(cause: .server(ServerErrorResponse(statusCode: 401))),
             .transport(URLError(.badServerResponse)),
         ]
         for error in errors {
@@ -153,7 +155,8 @@ import Testing
         case .noConnection: "noConnection"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
-        case .server: "server"
+        case .server, .idempotencyKeyInUse, .idempotencyKeyMismatch: "server"
+        case .authenticationFailed: "authenticationFailed"
         case .undecodable: "undecodable"
         case .invalidRequest: "invalidRequest"
         case .dependencyFailed: "dependencyFailed"

@@ -6,7 +6,7 @@ import FoundationNetworking
 import Testing
 @testable import NetworkScheduler
 
-/// Every caller ends exactly once, whatever the interleaving of completions, failures,
+/// Every caller ends exactly once, whatever the interleaving of completions, failures, retries,
 /// cancellations, group cancellations, dedup joins and dependencies.
 @Suite struct ExactlyOnceStressTests {
     static let callers = 10_000
@@ -50,7 +50,11 @@ import Testing
     @Test(arguments: [0x5EED_0001, 0x5EED_0002] as [UInt64])
     func everyCallerEndsExactlyOnce(seed: UInt64) async {
         let server = Server()
-        let scheduler = RequestScheduler(configuration: .init(transport: server.transport))
+        let retries = EventRecorder()
+        // Retries too, within a millisecond, so that they interleave with everything else.
+        let scheduler = RequestScheduler(configuration: .init(
+            transport: server.transport, eventMonitors: [retries],
+            retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0.001)))
         let api = APIClient(baseURL: URL(string: "https://api.test")!, scheduler: scheduler)
         let ledger = Ledger()
 
@@ -82,6 +86,7 @@ import Testing
         #expect(server.transport.arrivals.count < Self.callers, "seed \(seed): deduplication never happened")
         let kinds = ledger.kinds.withLock { $0 }
         #expect(kinds.values.allSatisfy { $0 >= 10 } && kinds.count == 5, "seed \(seed): too few of some ending: \(kinds)")
+        #expect(retries.retried.count > 100, "seed \(seed): only \(retries.retried.count) retries")
     }
 
     /// One thread's share of callers, with the seed's random cancellations and answers between sends.

@@ -25,6 +25,13 @@ public enum ServiceError: Error, Sendable, Equatable {
     case cancelled
     /// The server answered with a status the resource does not accept.
     case server(ServerErrorResponse)
+    /// 409 to a request with an `Idempotency-Key`: the first request with that key is still
+    /// being processed. Retried by default; reported when retries are exhausted.
+    case idempotencyKeyInUse(ServerErrorResponse)
+    /// 422 to a request with an `Idempotency-Key`: the key was already used with another payload.
+    case idempotencyKeyMismatch(ServerErrorResponse)
+    /// The server rejected the token (401) and getting a new one failed.
+    indirect case authenticationFailed(cause: ServiceError)
     /// The response arrived but could not be turned into the model.
     case undecodable(DecodingFailure)
     /// The request could not be built: a bad URL or a body that cannot be encoded.
@@ -41,8 +48,17 @@ extension ServiceError {
 
     /// The HTTP status of a server error, if this is one.
     public var statusCode: Int? {
-        if case .server(let response) = self { return response.statusCode }
-        return nil
+        serverResponse?.statusCode
+    }
+
+    /// What the server said, for the errors that carry a response.
+    public var serverResponse: ServerErrorResponse? {
+        switch self {
+        case .server(let response), .idempotencyKeyInUse(let response), .idempotencyKeyMismatch(let response):
+            return response
+        default:
+            return nil
+        }
     }
 
     /// The `URLError` behind a transport or connectivity failure, if there is one.
@@ -77,6 +93,12 @@ extension ServiceError: LocalizedError {
                 return "The server answered \(response.statusCode): \(message)"
             }
             return "The server answered \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))."
+        case .idempotencyKeyInUse:
+            return "The same request is still being processed by the server."
+        case .idempotencyKeyMismatch:
+            return "The server already received a different request with the same idempotency key."
+        case .authenticationFailed(let cause):
+            return "You were signed out and signing in again failed: \(cause.errorDescription ?? "\(cause)")"
         case .undecodable(let failure):
             return "The server's response could not be read: \(failure)"
         case .invalidRequest(let reason):

@@ -6,9 +6,11 @@ import FoundationNetworking
 /// Everything the scheduler knows, as one value behind its lock.
 ///
 /// Every caller is in `callers` from `send` until the one method that removes it; whoever
-/// removes it delivers its outcome, so each caller ends exactly once. The methods only decide:
-/// they return what must happen next (start an operation, deliver, cancel a task), and the
-/// scheduler does it after unlocking.
+/// removes it delivers its outcome, so each caller ends exactly once. A network call lives in
+/// `calls` from its first attempt until its outcome is delivered or its last caller leaves,
+/// across retries and a token refresh, so that identical requests join it all along. The
+/// methods only decide: they return what must happen next (start an operation, deliver, wait,
+/// refresh a token), and the scheduler does it after unlocking.
 struct SchedulerState {
     typealias CallID = Int
 
@@ -28,7 +30,16 @@ struct SchedulerState {
 
     private struct Call {
         let key: RequestKey?
-        let operation: DataTaskOperation
+        /// The first caller's request: how to build it again after a token refresh.
+        let submission: Submission
+        let host: String
+        let policy: RetryPolicy
+        /// The request as sent, with its idempotency key, reused by every attempt.
+        var request: URLRequest
+        /// The running or queued attempt; nil while waiting to retry or refreshing the token.
+        var operation: DataTaskOperation?
+        var attempt = 1
+        var replayedWithNewToken = false
         var subscribers: Set<RequestID> = []
         var priorities = PriorityCounts()
         var wasShared = false
@@ -44,11 +55,26 @@ struct SchedulerState {
         case enqueue(DataTaskOperation, OperationQueue)
     }
 
+    /// What to do after an attempt of a call ended.
+    enum Ending {
+        /// The call's callers had all left.
+        case gone
+        /// Deliver to each remaining caller.
+        case deliver([(RequestHandle, CallResult)])
+        /// Try again after this many seconds (attempt is the next one's number).
+        case retry(after: TimeInterval, attempt: Int, request: URLRequest)
+        /// Get a token newer than `rejected`, then replay the call once.
+        case refreshToken(TokenAuthenticator, rejected: String?, request: URLRequest)
+    }
+
+    typealias MakeOperation = (CallID, URLRequest) -> DataTaskOperation
+
     private var callers: [RequestID: Caller] = [:]
     private var calls: [CallID: Call] = [:]
     private var registry: [RequestKey: CallID] = [:]
     private var queues: [String: OperationQueue] = [:]
     private var nextCallID: CallID = 0
+    private var isOffline = false
 
     /// Live callers, network calls and registry entries: all zero once everything has ended.
     var census: (callers: Int, calls: Int, registered: Int) {
@@ -57,13 +83,15 @@ struct SchedulerState {
 
     /// The operations of the calls in flight, for diagnostics.
     var operations: [DataTaskOperation] {
-        calls.values.map(\.operation)
+        calls.values.compactMap(\.operation)
     }
 
     /// The per-host queues, for diagnostics.
     var operationQueues: [OperationQueue] {
         Array(queues.values)
     }
+
+    // MARK: - Callers
 
     /// Adds a caller that waits for dependencies before it is built.
     mutating func wait(_ handle: RequestHandle, dependencies: Int) {
@@ -95,8 +123,9 @@ struct SchedulerState {
         key: RequestKey?,
         host: String,
         budget: Int,
+        defaultPolicy: RetryPolicy,
         now: UInt64,
-        makeOperation: (CallID) -> DataTaskOperation
+        makeOperation: MakeOperation
     ) -> Attachment {
         let id = handle.id
         if isNew {
@@ -114,9 +143,16 @@ struct SchedulerState {
         }
         nextCallID += 1
         let callID = nextCallID
-        let operation = makeOperation(callID)
+        var sent = request
+        if handle.submission.sendsIdempotencyKey, sent.value(forHTTPHeaderField: "Idempotency-Key") == nil {
+            // One key per logical submit: made with the call, so joiners and retries share it.
+            sent.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
+        }
+        let operation = makeOperation(callID, sent)
         operation.queuePriority = priority.queuePriority
-        var call = Call(key: key, operation: operation, subscribers: [id])
+        var call = Call(key: key, submission: handle.submission, host: host,
+                        policy: handle.submission.retryPolicy ?? defaultPolicy,
+                        request: sent, operation: operation, subscribers: [id])
         call.priorities.add(priority)
         calls[callID] = call
         if let key { registry[key] = callID }
@@ -139,14 +175,86 @@ struct SchedulerState {
         return (caller.handle, nil)
     }
 
-    /// Ends a network call: removes it and every caller still subscribed, with what each gets.
-    mutating func complete(
+    // MARK: - Attempts
+
+    /// An attempt of a call ended: retry it, refresh its token, or deliver its outcome.
+    mutating func end(
         _ callID: CallID,
         with outcome: Result<TransportResponse, ServiceError>,
+        timing: DataTaskOperation.Timing,
+        jitter: Double
+    ) -> Ending {
+        guard calls[callID] != nil else { return .gone }
+        calls[callID]!.operation = nil
+        let call = calls[callID]!
+        if case .success(let payload) = outcome, payload.response.statusCode == 401,
+           let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
+            calls[callID]!.replayedWithNewToken = true
+            return .refreshToken(authenticator, rejected: Self.bearerToken(of: call.request), request: call.request)
+        }
+        if isOffline, case .failure(.noConnection) = outcome {
+            // Offline with a monitor: wait in the suspended queue; this is not an attempt.
+            return .retry(after: 0, attempt: call.attempt, request: call.request)
+        }
+        if let delay = call.policy.delay(before: call.attempt, of: call.request, after: outcome, jitter: jitter) {
+            calls[callID]!.attempt += 1
+            return .retry(after: delay, attempt: call.attempt + 1, request: call.request)
+        }
+        return .deliver(deliver(outcome, of: callID, timing: timing))
+    }
+
+    /// Starts the next attempt of a call waiting between attempts, with a rebuilt request after a
+    /// token refresh. Returns nil if its callers have all left.
+    mutating func restart(
+        _ callID: CallID,
+        rebuilt: URLRequest? = nil,
+        budget: Int,
+        makeOperation: MakeOperation
+    ) -> (DataTaskOperation, OperationQueue)? {
+        guard var call = calls[callID], call.operation == nil, let priority = call.priorities.highest else { return nil }
+        if var rebuilt {
+            if let key = call.request.value(forHTTPHeaderField: "Idempotency-Key") {
+                rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key")
+            }
+            call.request = rebuilt
+        }
+        let operation = makeOperation(callID, call.request)
+        operation.queuePriority = priority.queuePriority
+        call.operation = operation
+        calls[callID] = call
+        return (operation, queue(for: call.host, budget: budget))
+    }
+
+    /// How to build a waiting call's request again, if its callers are still there.
+    func submission(of callID: CallID) -> Submission? {
+        calls[callID]?.submission
+    }
+
+    /// Ends a waiting call with `error` for every caller still subscribed.
+    mutating func fail(_ callID: CallID, with error: ServiceError) -> [(RequestHandle, CallResult)] {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now))
+    }
+
+    // MARK: - Connectivity
+
+    /// Records whether the network is reachable, and stops or resumes the queues to match.
+    mutating func setConnected(_ isConnected: Bool) {
+        isOffline = !isConnected
+        for queue in queues.values { queue.isSuspended = isOffline }
+    }
+
+    // MARK: - Helpers
+
+    /// Removes a call and every caller still subscribed, with what each gets.
+    private mutating func deliver(
+        _ outcome: Result<TransportResponse, ServiceError>,
+        of callID: CallID,
         timing: DataTaskOperation.Timing
     ) -> [(RequestHandle, CallResult)] {
         guard let call = removeCall(callID) else { return [] }
         let statusCode = try? outcome.get().response.statusCode
+        let idempotencyKey = call.request.value(forHTTPHeaderField: "Idempotency-Key")
         return call.subscribers.compactMap { id in
             guard let caller = callers.removeValue(forKey: id),
                   case .attached(_, let since) = caller.stage else { return nil }
@@ -156,7 +264,7 @@ struct SchedulerState {
                 queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
                 networkDuration: timing.networkDuration
             )
-            return (caller.handle, CallResult(outcome: outcome, metrics: metrics))
+            return (caller.handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey))
         }
     }
 
@@ -172,7 +280,7 @@ struct SchedulerState {
         guard let before = calls[callID]?.priorities.highest else { return }
         change(&calls[callID]!.priorities)
         guard let call = calls[callID], let after = call.priorities.highest, after != before else { return }
-        call.operation.queuePriority = after.queuePriority
+        call.operation?.queuePriority = after.queuePriority
     }
 
     private mutating func queue(for host: String, budget: Int) -> OperationQueue {
@@ -180,7 +288,13 @@ struct SchedulerState {
         let queue = OperationQueue()
         queue.name = "NetworkScheduler \(host)"
         queue.maxConcurrentOperationCount = budget
+        queue.isSuspended = isOffline
         queues[host] = queue
         return queue
+    }
+
+    private static func bearerToken(of request: URLRequest) -> String? {
+        guard let header = request.value(forHTTPHeaderField: "Authorization"), header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst("Bearer ".count))
     }
 }

@@ -23,29 +23,51 @@ public struct APIClient: Sendable {
     public var bearerToken: @Sendable () -> String?
     /// The timeout for resources that do not set one.
     public var timeout: TimeInterval
+    /// Whether POST and PATCH requests carry an `Idempotency-Key` unless their resource says
+    /// otherwise.
+    public var sendsIdempotencyKeys: Bool
+    /// Refreshes the token when the server answers 401; its token is the bearer token.
+    public var authenticator: TokenAuthenticator?
 
     /// A client for the server at `baseURL`, sending through `scheduler`.
+    ///
+    /// - Parameters:
+    ///   - bearerToken: read when each request is built; ignored when `authenticator` is given.
+    ///   - authenticator: keeps the token and refreshes it, once for everyone, on a 401.
     public init(
         baseURL: URL,
         scheduler: RequestScheduler,
         defaultHeaders: [String: String] = ["Accept": "application/json", "User-Agent": "NetworkScheduler"],
         timeout: TimeInterval = 60,
+        sendsIdempotencyKeys: Bool = false,
+        authenticator: TokenAuthenticator? = nil,
         bearerToken: @escaping @Sendable () -> String? = { nil }
     ) {
         self.baseURL = baseURL
         self.scheduler = scheduler
         self.defaultHeaders = defaultHeaders
         self.timeout = timeout
-        self.bearerToken = bearerToken
+        self.sendsIdempotencyKeys = sendsIdempotencyKeys
+        self.authenticator = authenticator
+        if let authenticator {
+            self.bearerToken = { authenticator.token }
+        } else {
+            self.bearerToken = bearerToken
+        }
     }
 
     /// The request for a resource of this client, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
     public func request<Model>(_ resource: Resource<Model>) -> Request<Model> {
-        Request(deduplication: resource.deduplication,
-                acceptableStatusCodes: resource.acceptableStatusCodes,
-                decoding: resource.decoding) { () throws(ServiceError) in
+        var request = Request(deduplication: resource.deduplication,
+                              acceptableStatusCodes: resource.acceptableStatusCodes,
+                              decoding: resource.decoding) { () throws(ServiceError) in
             try urlRequest(for: resource)
         }
+        request.retryPolicy = resource.retryPolicy
+        request.sendsIdempotencyKey = resource.sendsIdempotencyKey
+            ?? (sendsIdempotencyKeys && !resource.method.isIdempotent)
+        request.authenticator = authenticator
+        return request
     }
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.

@@ -13,6 +13,12 @@ public struct Request<Model: Sendable>: Sendable {
     let deduplication: Deduplication
     let acceptableStatusCodes: Range<Int>
     let decoding: ResponseDecoding<Model>
+    /// The resource's own policy; nil uses the scheduler's.
+    var retryPolicy: RetryPolicy?
+    /// Whether each call gets a fresh `Idempotency-Key`, shared by its joiners and retries.
+    var sendsIdempotencyKey = false
+    /// Refreshes the token when the server answers 401.
+    var authenticator: TokenAuthenticator?
 
     init(
         deduplication: Deduplication,
@@ -38,11 +44,17 @@ public struct Request<Model: Sendable>: Sendable {
     }
 
     /// Reads a response: checks the status, then decodes with this request's own model type.
-    func model(from payload: TransportResponse) throws(ServiceError) -> Model {
+    /// `idempotencyKey` is the key the call carried, which gives 409 and 422 their meaning.
+    func model(from payload: TransportResponse, idempotencyKey: String?) throws(ServiceError) -> Model {
         let response = payload.response
         guard acceptableStatusCodes.contains(response.statusCode) else {
-            throw .server(ServerErrorResponse(statusCode: response.statusCode, body: payload.data,
-                                              headers: response.lowercasedHeaders))
+            let error = ServerErrorResponse(statusCode: response.statusCode, body: payload.data,
+                                            headers: response.lowercasedHeaders)
+            switch (response.statusCode, idempotencyKey) {
+            case (409, .some): throw .idempotencyKeyInUse(error)
+            case (422, .some): throw .idempotencyKeyMismatch(error)
+            default: throw .server(error)
+            }
         }
         return try decoding.model(from: payload.data, response: response)
     }

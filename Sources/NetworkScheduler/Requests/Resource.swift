@@ -36,6 +36,11 @@ public struct Resource<Model: Sendable>: Sendable {
     public var deduplication: Deduplication
     /// How the response becomes the model.
     public var decoding: ResponseDecoding<Model>
+    /// When to try again; nil uses the scheduler's policy. See ``retrying(_:)``.
+    public var retryPolicy: RetryPolicy?
+    /// Whether to send an `Idempotency-Key`; nil uses the client's choice. See
+    /// ``withIdempotencyKey(_:)``.
+    public var sendsIdempotencyKey: Bool?
 
     /// A resource with an explicit way to read its response.
     public init(
@@ -58,6 +63,24 @@ public struct Resource<Model: Sendable>: Sendable {
         self.timeout = timeout
         self.deduplication = deduplication
         self.decoding = decoding
+    }
+}
+
+extension Resource {
+    /// This resource with its own retry policy.
+    public func retrying(_ policy: RetryPolicy) -> Self {
+        var resource = self
+        resource.retryPolicy = policy
+        return resource
+    }
+
+    /// This resource with (or without) an `Idempotency-Key`: one fresh key per logical submit,
+    /// reused by its retries and shared by identical requests that join it. The server can
+    /// then tell a retry from a second submit, so keyed POSTs are retried like PUTs.
+    public func withIdempotencyKey(_ sends: Bool = true) -> Self {
+        var resource = self
+        resource.sendsIdempotencyKey = sends
+        return resource
     }
 }
 

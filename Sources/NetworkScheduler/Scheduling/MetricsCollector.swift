@@ -31,6 +31,8 @@ public final class MetricsCollector: RequestEventMonitor {
         public var networkCalls = 0
         /// Callers that joined a call in flight instead of making their own.
         public var deduplicated = 0
+        /// Attempts scheduled again after a failure, a 401 or a lost connection.
+        public var retries = 0
         /// Callers that got their model.
         public var succeeded = 0
         /// Callers that got an error other than cancellation.
@@ -79,6 +81,8 @@ public final class MetricsCollector: RequestEventMonitor {
                 counts.snapshot.deduplicated += 1
             case .started:
                 counts.snapshot.networkCalls += 1
+            case .retried:
+                counts.snapshot.retries += 1
             case .succeeded(_, let priority, let metrics):
                 counts.snapshot.succeeded += 1
                 counts.queueWait[priority, default: LatencyHistogram()].record(metrics.queuedDuration)

@@ -18,6 +18,10 @@ public enum RequestEvent: Sendable {
     case joined(RequestID, RequestPriority, URLRequest)
     /// A network call started, after waiting `queuedFor` seconds.
     case started(URLRequest, queuedFor: TimeInterval)
+    /// A network call will be tried again (`attempt` is the coming attempt's number) after
+    /// `after` seconds, because its last attempt ended with `cause`. Also sent when a call is
+    /// replayed with a refreshed token, and when it waits for connectivity.
+    case retried(URLRequest, attempt: Int, after: TimeInterval, cause: ServiceError)
     /// A caller got its model.
     case succeeded(RequestID, RequestPriority, ResponseMetrics)
     /// A caller ended with an error other than cancellation.

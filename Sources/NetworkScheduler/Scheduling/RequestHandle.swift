@@ -128,14 +128,20 @@ public final class RequestHandle: Sendable {
 struct CallResult: Sendable {
     var outcome: Result<TransportResponse, ServiceError>
     var metrics = ResponseMetrics()
+    /// The `Idempotency-Key` the call carried, which gives 409 and 422 their meaning.
+    var idempotencyKey: String?
 
     static func failure(_ error: ServiceError) -> CallResult {
         CallResult(outcome: .failure(error))
     }
 }
 
-/// The model-independent half of a request: what the scheduler needs to build and share it.
+/// The model-independent half of a request: what the scheduler needs to build, share and
+/// retry it.
 struct Submission: Sendable {
     let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
     let deduplication: Deduplication
+    let retryPolicy: RetryPolicy?
+    let sendsIdempotencyKey: Bool
+    let authenticator: TokenAuthenticator?
 }

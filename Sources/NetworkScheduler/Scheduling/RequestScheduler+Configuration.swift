@@ -25,18 +25,28 @@ extension RequestScheduler {
         public var callbackQueue: DispatchQueue
         /// Observers of every request's events, such as a ``MetricsCollector``.
         public var eventMonitors: [any RequestEventMonitor]
+        /// When to retry a failed call whose resource sets no policy of its own: by default,
+        /// three attempts for requests that are safe to repeat.
+        public var retryPolicy: RetryPolicy
+        /// Tells whether the network is reachable; with one, requests wait while offline
+        /// instead of failing. None by default.
+        public var connectivityMonitor: (any ConnectivityMonitor)?
 
         /// A configuration; every parameter has the default described on its property.
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
             maximumConcurrentRequestsPerHost: Int? = nil,
             callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
-            eventMonitors: [any RequestEventMonitor] = []
+            eventMonitors: [any RequestEventMonitor] = [],
+            retryPolicy: RetryPolicy = .default,
+            connectivityMonitor: (any ConnectivityMonitor)? = nil
         ) {
             self.transport = transport
             self.maximumConcurrentRequestsPerHost = maximumConcurrentRequestsPerHost
             self.callbackQueue = callbackQueue
             self.eventMonitors = eventMonitors
+            self.retryPolicy = retryPolicy
+            self.connectivityMonitor = connectivityMonitor
         }
     }
 }

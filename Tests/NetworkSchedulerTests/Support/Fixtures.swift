@@ -31,10 +31,24 @@ struct Harness: Sendable {
 
     let tokens = TokenStore()
 
-    init(budget: Int = 6, reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) }) {
+    /// - Parameters:
+    ///   - retryPolicy: none by default, so that each test sees exactly the attempts it makes.
+    ///   - authenticator: replaces the token store as the source of the bearer token.
+    init(
+        budget: Int = 6,
+        retryPolicy: RetryPolicy = .never,
+        sendsIdempotencyKeys: Bool = false,
+        authenticator: TokenAuthenticator? = nil,
+        connectivity: (any ConnectivityMonitor)? = nil,
+        reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) }
+    ) {
         transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)
-        scheduler = RequestScheduler(configuration: .init(transport: transport, eventMonitors: [metrics, events]))
+        scheduler = RequestScheduler(configuration: .init(
+            transport: transport, eventMonitors: [metrics, events], retryPolicy: retryPolicy,
+            connectivityMonitor: connectivity
+        ))
         api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler,
+                        sendsIdempotencyKeys: sendsIdempotencyKeys, authenticator: authenticator,
                         bearerToken: { [tokens] in tokens.token })
     }
 
@@ -75,6 +89,7 @@ extension Result {
 final class EventRecorder: RequestEventMonitor {
     let joined = EventLog<RequestID>()
     let started = EventLog<URLRequest>()
+    let retried = EventLog<Int>()
     let ended = EventLog<RequestEvent>()
 
     func record(_ event: RequestEvent) {
@@ -82,6 +97,7 @@ final class EventRecorder: RequestEventMonitor {
         case .enqueued: break
         case .joined(let id, _, _): joined.append(id)
         case .started(let request, _): started.append(request)
+        case .retried(_, let attempt, _, _): retried.append(attempt)
         case .succeeded, .failed, .cancelled: ended.append(event)
         }
     }

@@ -1,0 +1,142 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct SchedulerRetryTests {
+    /// Retries at once, so that tests do not wait for backoff.
+    static let quick = RetryPolicy(maxAttempts: 3, baseDelay: 0)
+
+    /// A stub that answers `failures` with 503, then succeeds.
+    static func failing(first failures: Int, with reply: StubReply = .json(#"{"message": "busy"}"#, status: 503))
+        -> @Sendable (URLRequest) -> StubReply {
+        let attempts = Counter()
+        return { _ in attempts.next() <= failures ? reply : .json(userJSON) }
+    }
+
+    @Test func anIdempotentRequestIsRetriedUntilItSucceeds() async throws {
+        let harness = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 2))
+        let user = try await harness.api.value(for: Resource<User>(path: "users/1"))
+        #expect(user.id == 1)
+        #expect(harness.transport.arrivals.count == 3)
+        #expect(harness.events.retried.elements == [2, 3])
+        #expect(harness.metrics.snapshot.retries == 2)
+    }
+
+    @Test func itGivesUpAfterTheLastAttempt() async {
+        let harness = Harness(retryPolicy: Self.quick) { _ in .json(#"{"message": "down"}"#, status: 503) }
+        await #expect(throws: ServiceError.self) { try await harness.api.value(for: Resource<User>(path: "users/1")) }
+        #expect(harness.transport.arrivals.count == 3)
+    }
+
+    @Test func timeoutsAndLostConnectionsAreRetriedButOtherFailuresAreNot() async throws {
+        let timedOut = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1, with: .fail(URLError(.timedOut))))
+        #expect(try await timedOut.api.value(for: Resource<User>(path: "a")).id == 1)
+        let lost = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1, with: .fail(URLError(.networkConnectionLost))))
+        #expect(try await lost.api.value(for: Resource<User>(path: "a")).id == 1)
+        let notFound = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1, with: .json("{}", status: 404)))
+        await #expect(throws: ServiceError.self) { try await notFound.api.value(for: Resource<User>(path: "a")) }
+        #expect(notFound.transport.arrivals.count == 1)
+    }
+
+    @Test func aPostWithoutAnIdempotencyKeyIsNeverRetried() async {
+        let harness = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1))
+        await #expect(throws: ServiceError.self) {
+            try await harness.api.value(for: Resource<User>(.post, path: "posts", body: .json(NewPost(text: "x"))))
+        }
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func aPostWithAnIdempotencyKeyIsRetriedWithTheSameKey() async throws {
+        let harness = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 2))
+        let create = Resource<User>(.post, path: "posts", body: .json(NewPost(text: "x"))).withIdempotencyKey()
+        _ = try await harness.api.value(for: create)
+
+        let keys = harness.transport.arrivals.elements.map { $0.request.value(forHTTPHeaderField: "Idempotency-Key") }
+        #expect(keys.count == 3)
+        #expect(keys[0] != nil && Set(keys).count == 1)
+    }
+
+    @Test func aResourcesOwnPolicyWins() async {
+        let harness = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1))
+        await #expect(throws: ServiceError.self) {
+            try await harness.api.value(for: Resource<User>(path: "users/1").retrying(.never))
+        }
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func joinersShareTheRetriedCall() async {
+        let harness = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1))
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("a"))
+        harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("b"))
+        let results = await outcomes.wait(for: 2)
+        #expect(results["a"]?.success?.id == 1 && results["b"]?.success?.id == 1)
+        #expect(harness.transport.arrivals.count == 2)
+    }
+
+    @Test func retryAfterIsHonouredAndACallWaitingHoldsNoBudgetSlot() async {
+        // Budget one: while the first request waits out its Retry-After, the second runs.
+        let first = Counter()
+        let harness = Harness(budget: 1, retryPolicy: Self.quick) { request in
+            if request.url?.path == "/v1/first", first.next() == 1 {
+                return .respond(status: 503, headers: ["Retry-After": "1"])
+            }
+            return .json(userJSON)
+        }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "first"), completion: outcomes.completion("first"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.api.send(Resource<User>(path: "second"), completion: outcomes.completion("second"))
+
+        let results = await outcomes.wait(for: 2)
+        #expect(results["first"]?.success != nil && results["second"]?.success != nil)
+        #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/first", "/v1/second", "/v1/first"])
+    }
+
+    @Test func aRetryAfterLongerThanThePolicyAllowsEndsTheRequest() async {
+        let harness = Harness(retryPolicy: RetryPolicy(maxAttempts: 3, maxRetryAfter: 5)) { _ in
+            .respond(status: 429, headers: ["Retry-After": "3600"])
+        }
+        await #expect(throws: ServiceError.self) { try await harness.api.value(for: Resource<User>(path: "a")) }
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func cancellingACallWaitingToRetryEndsItAndLeavesNothingToRetry() async {
+        let harness = Harness(retryPolicy: Self.quick) { _ in .respond(status: 503, headers: ["Retry-After": "30"]) }
+        let outcomes = Outcomes<User>()
+        let handle = harness.api.send(Resource<User>(path: "a"), completion: outcomes.completion("a"))
+        await harness.events.retried.wait(for: 1)
+
+        handle.cancel()
+
+        #expect(await outcomes.wait(for: 1)["a"]?.failure == .cancelled)
+        #expect(harness.isIdle) // the call is gone, so its timer finds nothing to restart
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func retryAfterReadsSecondsAndHTTPDates() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000) // Tue, 14 Nov 2023 22:13:20 GMT
+        #expect(RetryPolicy.retryAfter("120", now: now) == 120)
+        #expect(RetryPolicy.retryAfter(" 0 ", now: now) == 0)
+        #expect(RetryPolicy.retryAfter("Tue, 14 Nov 2023 22:14:20 GMT", now: now) == 60)
+        #expect(RetryPolicy.retryAfter("Tue, 14 Nov 2023 22:00:00 GMT", now: now) == 0)
+        #expect(RetryPolicy.retryAfter("soon", now: now) == nil)
+    }
+
+    @Test func backoffIsFullJitterUnderAGrowingCeiling() {
+        let policy = RetryPolicy(maxAttempts: 10, baseDelay: 0.1, maxDelay: 1)
+        let request = URLRequest(url: URL(string: "https://api.test/a")!)
+        let busy = Result<TransportResponse, ServiceError>.success(
+            StubTransport.response(to: request, status: 503, body: Data(), headers: [:]))
+        for attempt in 1...9 {
+            let ceiling = min(1, 0.1 * pow(2, Double(attempt - 1)))
+            #expect(policy.delay(before: attempt, of: request, after: busy, jitter: 0) == 0)
+            #expect(policy.delay(before: attempt, of: request, after: busy, jitter: 1) == ceiling)
+            #expect(policy.delay(before: attempt, of: request, after: busy, jitter: 0.5) == ceiling / 2)
+        }
+        #expect(policy.delay(before: 10, of: request, after: busy, jitter: 0.5) == nil)
+    }
+}

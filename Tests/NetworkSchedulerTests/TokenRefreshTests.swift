@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+@Suite struct TokenRefreshTests {
+    /// A server that accepts only `Bearer fresh`.
+    static func acceptingOnlyFresh(_ request: URLRequest) -> StubReply {
+        request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
+            ? .json(userJSON) : .json(#"{"message": "token expired"}"#, status: 401)
+    }
+
+    @Test func manyRequestsRejectedAtOnceShareOneRefreshAndAreEachReplayedOnce() async {
+        let refreshes = Counter()
+        let rejected = EventLog<Int>()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            _ = refreshes.next()
+            await rejected.wait(for: 20) // every request has been rejected before the refresh ends
+            return "fresh"
+        }
+        let harness = Harness(authenticator: authenticator) { request in
+            let reply = Self.acceptingOnlyFresh(request)
+            if case .respond(401, _, _) = reply { rejected.append(0) }
+            return reply
+        }
+        let outcomes = Outcomes<User>()
+        for index in 0..<20 {
+            harness.api.send(Resource<User>(path: "users/\(index)"), completion: outcomes.completion("\(index)"))
+        }
+
+        let results = await outcomes.wait(for: 20)
+        #expect(results.values.allSatisfy { $0.success?.id == 1 })
+        #expect(refreshes.count == 1)
+        #expect(harness.transport.arrivals.count == 40)
+        #expect(authenticator.token == "fresh")
+    }
+
+    @Test func aFailedRefreshFailsEveryRejectedRequest() async {
+        struct SignedOut: Error {}
+        let refreshes = Counter()
+        let rejected = EventLog<Int>()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            _ = refreshes.next()
+            await rejected.wait(for: 10)
+            throw SignedOut()
+        }
+        let harness = Harness(authenticator: authenticator) { request in
+            rejected.append(0)
+            return Self.acceptingOnlyFresh(request)
+        }
+        let outcomes = Outcomes<User>()
+        for index in 0..<10 {
+            harness.api.send(Resource<User>(path: "users/\(index)"), completion: outcomes.completion("\(index)"))
+        }
+
+        let results = await outcomes.wait(for: 10)
+        #expect(results.count == 10)
+        #expect(results.values.allSatisfy {
+            if case .authenticationFailed? = $0.failure { return true }
+            return false
+        })
+        #expect(refreshes.count == 1)
+        #expect(harness.transport.arrivals.count == 10)
+    }
+
+    @Test func aRequestRejectedAgainAfterItsReplayEndsWithTheRejection() async {
+        let refreshes = Counter()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in "fresh-\(refreshes.next())" }
+        let harness = Harness(authenticator: authenticator) { _ in .json(#"{"message": "no"}"#, status: 401) }
+
+        let error = await #expect(throws: ServiceError.self) { try await harness.api.value(for: Resource<User>(path: "me")) }
+
+        #expect(error?.statusCode == 401)
+        #expect(refreshes.count == 1)
+        #expect(harness.transport.arrivals.elements.map { $0.request.value(forHTTPHeaderField: "Authorization") }
+                == ["Bearer stale", "Bearer fresh-1"])
+    }
+
+    @Test func aRequestSentAfterTheRefreshUsesTheNewTokenAtOnce() async throws {
+        let refreshes = Counter()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            _ = refreshes.next()
+            return "fresh"
+        }
+        let harness = Harness(authenticator: authenticator, reply: Self.acceptingOnlyFresh)
+        _ = try await harness.api.value(for: Resource<User>(path: "a"))
+        _ = try await harness.api.value(for: Resource<User>(path: "b"))
+        #expect(refreshes.count == 1)
+        #expect(harness.transport.arrivals.count == 3)
+    }
+}
