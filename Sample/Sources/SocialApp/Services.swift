@@ -3,7 +3,8 @@ import NetworkScheduler
 /// Logging in and out.
 public struct AuthService: Sendable {
     let client: APIClient
-    let tokens: TokenStore
+    let authenticator: TokenAuthenticator
+    let credentials: CredentialStore
 
     /// Logs in at critical priority and stores the token before `completion` runs, so that
     /// requests sent `after:` this one carry it.
@@ -12,8 +13,8 @@ public struct AuthService: Sendable {
         _ credentials: Credentials,
         completion: @escaping @Sendable (Result<Session, ServiceError>) -> Void
     ) -> RequestHandle {
-        client.send(.login(credentials), priority: .critical) { [tokens] result in
-            if case .success(let session) = result { tokens.token = session.token }
+        client.send(.login(credentials), priority: .critical) { result in
+            if case .success(let session) = result { remember(session, credentials) }
             completion(result)
         }
     }
@@ -21,13 +22,19 @@ public struct AuthService: Sendable {
     /// Logs in and stores the token.
     public func logIn(_ credentials: Credentials) async throws(ServiceError) -> Session {
         let session = try await client.value(for: .login(credentials), priority: .critical)
-        tokens.token = session.token
+        remember(session, credentials)
         return session
     }
 
-    /// Forgets the token.
+    /// Forgets the token and the credentials.
     public func logOut() {
-        tokens.token = nil
+        authenticator.token = nil
+        credentials.current = nil
+    }
+
+    private func remember(_ session: Session, _ credentials: Credentials) {
+        authenticator.token = session.token
+        self.credentials.current = credentials
     }
 }
 

@@ -2,41 +2,47 @@ import Foundation
 import NetworkScheduler
 import Synchronization
 
-/// The app's networking, assembled once: one scheduler, one client for the API, the token
-/// store, and a service per area.
+/// The app's networking, assembled once: one scheduler, a client for logging in, a client for
+/// the API whose token refreshes itself, and a service per area.
 public final class SocialAPI: Sendable {
     /// The one scheduler every request goes through.
     public let scheduler: RequestScheduler
-    /// The API server's client.
+    /// The API server's client: it carries the token and refreshes it on a 401.
     public let client: APIClient
-    /// The session's token.
-    public let tokens: TokenStore
+    /// Keeps the token; a 401 makes it log in again with the remembered credentials.
+    public let authenticator: TokenAuthenticator
     public let auth: AuthService
     public let friends: FriendsService
     public let posts: PostsService
 
     /// The app's networking for the API at `baseURL`.
     public init(baseURL: URL, configuration: RequestScheduler.Configuration = .init()) {
-        let tokens = TokenStore()
         let scheduler = RequestScheduler(configuration: configuration)
-        let client = APIClient(baseURL: baseURL, scheduler: scheduler, bearerToken: { tokens.token })
+        // Logging in goes through a client without the authenticator: a wrong password's 401
+        // must end the login, not start a refresh.
+        let sessionClient = APIClient(baseURL: baseURL, scheduler: scheduler)
+        let credentials = CredentialStore()
+        let authenticator = TokenAuthenticator { _ in
+            guard let remembered = credentials.current else {
+                throw ServiceError.server(ServerErrorResponse(statusCode: 401, message: "not logged in"))
+            }
+            return try await sessionClient.value(for: .login(remembered), priority: .critical).token
+        }
+        let client = APIClient(baseURL: baseURL, scheduler: scheduler, authenticator: authenticator)
         self.scheduler = scheduler
         self.client = client
-        self.tokens = tokens
-        auth = AuthService(client: client, tokens: tokens)
+        self.authenticator = authenticator
+        auth = AuthService(client: sessionClient, authenticator: authenticator, credentials: credentials)
         friends = FriendsService(client: client)
         posts = PostsService(client: client)
     }
 }
 
-/// Where the session's token lives between requests.
-public final class TokenStore: Sendable {
-    private let stored = Mutex<String?>(nil)
+/// The credentials the user logged in with, to log in again when the token expires.
+final class CredentialStore: Sendable {
+    private let stored = Mutex<Credentials?>(nil)
 
-    public init() {}
-
-    /// The current bearer token, if logged in.
-    public var token: String? {
+    var current: Credentials? {
         get { stored.withLock { $0 } }
         set { stored.withLock { $0 = newValue } }
     }

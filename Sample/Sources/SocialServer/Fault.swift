@@ -14,6 +14,10 @@ public struct Fault: Codable, Sendable, Equatable {
     public var closeMidBody: Bool
     /// Adds a `Retry-After` header with this many seconds.
     public var retryAfterSeconds: Int?
+    /// Closes the connection without answering.
+    public var resetConnection: Bool
+    /// Applies the fault to this many requests, then answers normally again.
+    public var failFirst: Int?
 
     public init(
         latencyMilliseconds: Int? = nil,
@@ -21,7 +25,9 @@ public struct Fault: Codable, Sendable, Equatable {
         malformedJSON: Bool = false,
         htmlErrorPage: Bool = false,
         closeMidBody: Bool = false,
-        retryAfterSeconds: Int? = nil
+        retryAfterSeconds: Int? = nil,
+        resetConnection: Bool = false,
+        failFirst: Int? = nil
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.status = status
@@ -29,6 +35,8 @@ public struct Fault: Codable, Sendable, Equatable {
         self.htmlErrorPage = htmlErrorPage
         self.closeMidBody = closeMidBody
         self.retryAfterSeconds = retryAfterSeconds
+        self.resetConnection = resetConnection
+        self.failFirst = failFirst
     }
 
     /// A route that only answers slowly.
@@ -37,16 +45,26 @@ public struct Fault: Codable, Sendable, Equatable {
 
 /// The faults in force, per route; tests change them while the server runs.
 public final class FaultBoard: Sendable {
-    private let faults = NIOLockedValueBox<[Route: Fault]>([:])
+    private let faults = NIOLockedValueBox<[Route: (fault: Fault, applied: Int)]>([:])
 
     /// Sets (or, with nil, clears) the fault of one route.
     public subscript(route: Route) -> Fault? {
-        get { faults.withLockedValue { $0[route] } }
-        set { faults.withLockedValue { $0[route] = newValue } }
+        get { faults.withLockedValue { $0[route]?.fault } }
+        set { faults.withLockedValue { $0[route] = newValue.map { ($0, 0) } } }
     }
 
     /// Clears every fault.
     public func clear() {
         faults.withLockedValue { $0 = [:] }
+    }
+
+    /// The fault to apply to one arriving request, counting it against `failFirst`.
+    func take(for route: Route) -> Fault? {
+        faults.withLockedValue { faults in
+            guard let (fault, applied) = faults[route] else { return nil }
+            if let limit = fault.failFirst, applied >= limit { return nil }
+            faults[route] = (fault, applied + 1)
+            return fault
+        }
     }
 }

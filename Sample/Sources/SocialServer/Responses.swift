@@ -4,8 +4,11 @@ import Hummingbird
 /// How the server writes its answers.
 enum Reply {
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let body = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
-        return raw(body, status: status, contentType: "application/json")
+        raw(encode(value), status: status, contentType: "application/json")
+    }
+
+    static func encode(_ value: some Encodable) -> Data {
+        (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
     }
 
     static func message(_ text: String, status: HTTPResponse.Status) -> Response {

@@ -1,5 +1,17 @@
 import Foundation
 import Hummingbird
+import NIOCore
+
+/// The request context, keeping the connection so that a fault can reset it.
+struct SocialContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
 
 /// The API's routes: each records its arrival, applies its fault, checks the token, then answers.
 struct SocialRoutes: Sendable {
@@ -7,12 +19,12 @@ struct SocialRoutes: Sendable {
     let faults: FaultBoard
     let arrivals: ArrivalLog
 
-    typealias Context = BasicRequestContext
+    typealias Context = SocialContext
 
     func router() -> Router<Context> {
         let router = Router(context: Context.self)
         router.post("/login") { request, context in
-            await handle(.login, request, authenticated: false) { _ in
+            await handle(.login, request, context, authenticated: false) { _ in
                 guard let body = try? await request.decode(as: LoginBody.self, context: context) else {
                     return Reply.message("send a JSON body with username and password", status: .badRequest)
                 }
@@ -22,14 +34,14 @@ struct SocialRoutes: Sendable {
                 return Reply.json(session)
             }
         }
-        router.get("/me") { request, _ in
-            await handle(.me, request) { userID in
+        router.get("/me") { request, context in
+            await handle(.me, request, context) { userID in
                 guard let user = await store.user(userID) else { return Reply.message("no such user", status: .notFound) }
                 return Reply.json(user)
             }
         }
         router.get("/users/:id") { request, context in
-            await handle(.user, request) { _ in
+            await handle(.user, request, context) { _ in
                 guard let id = context.parameters.get("id", as: Int.self), let user = await store.user(id) else {
                     return Reply.message("no such user", status: .notFound)
                 }
@@ -37,32 +49,49 @@ struct SocialRoutes: Sendable {
             }
         }
         router.get("/users/:id/friends") { request, context in
-            await handle(.friends, request) { _ in
+            await handle(.friends, request, context) { _ in
                 guard let id = context.parameters.get("id", as: Int.self), let friends = await store.friends(of: id) else {
                     return Reply.message("no such user", status: .notFound)
                 }
                 return Reply.json(friends)
             }
         }
-        router.get("/feed") { request, _ in
-            await handle(.feed, request) { _ in
+        router.get("/feed") { request, context in
+            await handle(.feed, request, context) { _ in
                 let page = request.uri.queryParameters.get("page", as: Int.self) ?? 1
                 return Reply.json(await store.feed(page: max(1, page)))
             }
         }
         router.post("/posts") { request, context in
-            await handle(.createPost, request) { userID in
+            await handle(.createPost, request, context) { userID in
                 guard let body = try? await request.decode(as: PostBody.self, context: context), !body.text.isEmpty else {
                     return Reply.message("send a JSON body with a non-empty text", status: .badRequest)
                 }
-                switch await store.createPost(by: userID, text: body.text) {
-                case .created(let post): return Reply.json(post, status: .created)
-                case .duplicate: return Reply.message("already exists", status: .conflict)
+                guard let key = request.headers[.init("Idempotency-Key")!] else {
+                    let (status, data) = await create(body, by: userID)
+                    return Reply.raw(data, status: status, contentType: "application/json")
+                }
+                // The IETF httpapi Idempotency-Key, as Stripe uses it: replay the first answer to
+                // a retry; refuse a key that is busy, or reused for another payload.
+                switch await store.begin(key: key, user: userID, payload: body.text) {
+                case .none:
+                    let (status, data) = await create(body, by: userID)
+                    await store.finish(key: key, user: userID, payload: body.text, status: Int(status.code), body: data)
+                    return Reply.raw(data, status: status, contentType: "application/json")
+                case .inProgress(let payload)?:
+                    return payload == body.text
+                        ? Reply.message("a request with this idempotency key is in progress", status: .conflict)
+                        : Reply.message("this idempotency key was used with another payload", status: .unprocessableContent)
+                case .completed(let payload, let status, let data)?:
+                    guard payload == body.text else {
+                        return Reply.message("this idempotency key was used with another payload", status: .unprocessableContent)
+                    }
+                    return Reply.raw(data, status: HTTPResponse.Status(code: status), contentType: "application/json")
                 }
             }
         }
         router.get("/posts/:id") { request, context in
-            await handle(.post, request) { _ in
+            await handle(.post, request, context) { _ in
                 guard let id = context.parameters.get("id", as: Int.self), let post = await store.post(id) else {
                     return Reply.message("no such post", status: .notFound)
                 }
@@ -70,7 +99,7 @@ struct SocialRoutes: Sendable {
             }
         }
         router.delete("/posts/:id") { request, context in
-            await handle(.deletePost, request) { userID in
+            await handle(.deletePost, request, context) { userID in
                 guard let id = context.parameters.get("id", as: Int.self) else {
                     return Reply.message("no such post", status: .notFound)
                 }
@@ -93,13 +122,18 @@ struct SocialRoutes: Sendable {
     private func handle(
         _ route: Route,
         _ request: Request,
+        _ context: Context,
         authenticated: Bool = true,
         respond: (_ userID: Int) async throws -> Response
     ) async -> Response {
         arrivals.record(route, target: request.uri.description)
-        let fault = faults[route]
+        let fault = faults.take(for: route)
         if let latency = fault?.latencyMilliseconds {
             try? await Task.sleep(for: .milliseconds(latency))
+        }
+        if fault?.resetConnection == true {
+            try? await context.channel.close()
+            return Response(status: .internalServerError)
         }
         var response = await answer(route, request, fault: fault, authenticated: authenticated, respond: respond)
         if let seconds = fault?.retryAfterSeconds {
@@ -128,6 +162,16 @@ struct SocialRoutes: Sendable {
             return try await respond(userID)
         } catch {
             return Reply.message("internal error: \(error)", status: .internalServerError)
+        }
+    }
+}
+
+extension SocialRoutes {
+    /// Creates a post: its status and JSON body.
+    fileprivate func create(_ body: PostBody, by userID: Int) async -> (HTTPResponse.Status, Data) {
+        switch await store.createPost(by: userID, text: body.text) {
+        case .created(let post): return (.created, Reply.encode(post))
+        case .duplicate: return (.conflict, Reply.encode(MessageBody(message: "already exists")))
         }
     }
 }

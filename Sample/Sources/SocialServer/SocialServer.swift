@@ -22,29 +22,57 @@ public final class SocialServer: Sendable {
     public let arrivals: ArrivalLog
     /// The port the server listens on.
     public let port: Int
-    private let task: Task<Void, any Error>
+    private let store: SocialStore
+    private let running: NIOLockedValueBox<Task<Void, any Error>>
 
     /// The server's address, `http://127.0.0.1:PORT`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(faults: FaultBoard, arrivals: ArrivalLog, port: Int, task: Task<Void, any Error>) {
+    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, port: Int, task: Task<Void, any Error>) {
+        self.store = store
         self.faults = faults
         self.arrivals = arrivals
         self.port = port
-        self.task = task
+        running = NIOLockedValueBox(task)
     }
 
     /// Starts a server on 127.0.0.1 and returns once it accepts connections.
     public static func start(port: Int = 0) async throws -> SocialServer {
+        let store = SocialStore()
         let faults = FaultBoard()
         let arrivals = ArrivalLog()
-        let router = SocialRoutes(store: SocialStore(), faults: faults, arrivals: arrivals).router()
+        let (task, bound) = try await serve(SocialRoutes(store: store, faults: faults, arrivals: arrivals), port: port)
+        return SocialServer(store: store, faults: faults, arrivals: arrivals, port: bound, task: task)
+    }
+
+    /// Stops the server and waits until it has.
+    public func stop() async {
+        let task = running.withLockedValue { $0 }
+        task.cancel()
+        _ = await task.result
+    }
+
+    /// Stops the server, then serves again on the same port with the same data, as a real
+    /// server restarting behind its database would. Connections open meanwhile are refused.
+    public func restart() async throws {
+        await stop()
+        let (task, _) = try await Self.serve(SocialRoutes(store: store, faults: faults, arrivals: arrivals), port: port)
+        running.withLockedValue { $0 = task }
+    }
+
+    /// Forgets every session: requests with the old tokens get 401 until their clients log in again.
+    public func expireTokens() async {
+        await store.expireSessions()
+    }
+
+    /// Runs the routes on 127.0.0.1:`port` (0 for any free port); returns once it listens.
+    private static func serve(_ routes: SocialRoutes, port: Int) async throws -> (Task<Void, any Error>, port: Int) {
         let bound = PortPromise()
         var logger = Logger(label: "SocialServer")
         // Stopping cancels the server, which Hummingbird reports as errors: keep them quiet.
         logger.logLevel = .critical
         let app = Application(
-            router: router,
+            router: routes.router(),
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "SocialServer"),
             onServerRunning: { channel in bound.fulfil(with: .success(channel.localAddress?.port ?? 0)) },
             logger: logger
@@ -57,14 +85,7 @@ public final class SocialServer: Sendable {
                 throw error
             }
         }
-        let port = try await bound.value
-        return SocialServer(faults: faults, arrivals: arrivals, port: port, task: task)
-    }
-
-    /// Stops the server and waits until it has.
-    public func stop() async {
-        task.cancel()
-        _ = await task.result
+        return (task, try await bound.value)
     }
 }
 

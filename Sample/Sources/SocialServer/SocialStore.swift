@@ -1,8 +1,16 @@
-/// The social network's data, in memory.
+import Foundation
+
+/// The social network's data, in memory. It outlives a server restart, as a database would.
 actor SocialStore {
     enum CreateResult {
         case created(PostRecord)
         case duplicate
+    }
+
+    /// What the server remembers of a keyed request (`Idempotency-Key`), per user and key.
+    enum KeyedRequest {
+        case inProgress(payload: String)
+        case completed(payload: String, status: Int, body: Data)
     }
 
     private var users: [Int: UserRecord] = [:]
@@ -11,6 +19,7 @@ actor SocialStore {
     private var sessions: [String: Int] = [:]
     private var lastPostID = 0
     private var lastSession = 0
+    private var keyedRequests: [String: KeyedRequest] = [:]
     static let password = "secret"
     static let pageSize = 5
 
@@ -38,6 +47,24 @@ actor SocialStore {
     }
 
     func userID(forToken token: String) -> Int? { sessions[token] }
+
+    /// Forgets every session, as if every token had expired.
+    func expireSessions() {
+        sessions = [:]
+    }
+
+    /// Starts a keyed request, or returns what is known of an earlier one with the same key.
+    func begin(key: String, user: Int, payload: String) -> KeyedRequest? {
+        let id = "\(user)/\(key)"
+        if let known = keyedRequests[id] { return known }
+        keyedRequests[id] = .inProgress(payload: payload)
+        return nil
+    }
+
+    /// Stores a keyed request's response, to replay it to retries of the same request.
+    func finish(key: String, user: Int, payload: String, status: Int, body: Data) {
+        keyedRequests["\(user)/\(key)"] = .completed(payload: payload, status: status, body: body)
+    }
     func user(_ id: Int) -> UserRecord? { users[id] }
     func friends(of id: Int) -> [UserRecord]? {
         friendships[id].map { $0.compactMap { users[$0] } }

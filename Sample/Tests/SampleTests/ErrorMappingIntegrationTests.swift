@@ -81,11 +81,15 @@ import Testing
         }
     }
 
-    @Test func withoutATokenTheServerSaysUnauthorized() async throws {
+    @Test func withoutALoginA401EndsAsAFailedAuthentication() async throws {
         try await Fixture.with { fixture in
             let failure = await error { _ = try await fixture.api.client.value(for: .me) }
-            #expect(failure?.statusCode == 401)
-            if case .server(let response)? = failure { #expect(response.message == "missing or invalid token") }
+            guard case .authenticationFailed(let cause)? = failure else {
+                Issue.record("expected authenticationFailed, got \(String(describing: failure))")
+                return
+            }
+            #expect(cause.statusCode == 401)
+            #expect(fixture.server.arrivals.all.map(\.route) == [.me])
         }
     }
 
@@ -95,7 +99,7 @@ import Testing
                 _ = try await fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong"))
             }
             #expect(failure?.statusCode == 401)
-            #expect(fixture.api.tokens.token == nil)
+            #expect(fixture.api.authenticator.token == nil)
         }
     }
 
@@ -103,7 +107,7 @@ import Testing
         let stopped = try await SocialServer.start()
         let url = stopped.baseURL
         await stopped.stop()
-        let api = SocialAPI(baseURL: url)
+        let api = SocialAPI(baseURL: url, configuration: .init(retryPolicy: .never))
 
         let failure = await error { _ = try await api.client.value(for: .me) }
 

@@ -17,8 +17,11 @@ struct Fixture: Sendable {
     static let ada = Credentials(username: "ada", password: "secret")
 
     /// Runs `body` against a new server, and always stops the server afterwards.
+    /// - Parameter retryPolicy: none by default, so that each test sees exactly the attempts it makes.
     static func with(
         budget: Int? = nil,
+        retryPolicy: RetryPolicy = .never,
+        eventMonitors: [any RequestEventMonitor] = [],
         _ body: (Fixture) async throws -> Void
     ) async throws {
         let server = try await SocialServer.start()
@@ -27,7 +30,9 @@ struct Fixture: Sendable {
         let session = URLSession(configuration: configuration)
         let api = SocialAPI(baseURL: server.baseURL, configuration: .init(
             transport: URLSessionTransport(session: session),
-            maximumConcurrentRequestsPerHost: budget
+            maximumConcurrentRequestsPerHost: budget,
+            eventMonitors: eventMonitors,
+            retryPolicy: retryPolicy
         ))
         let fixture = Fixture(server: server, api: api, session: session)
         do {
