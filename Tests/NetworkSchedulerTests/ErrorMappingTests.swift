@@ -23,6 +23,10 @@ import Testing
         #expect(ServiceError(closed).urlError?.code == .networkConnectionLost)
         #expect(Self.kind(ServiceError(closed)) == "noConnection")
         #expect(Self.kind(ServiceError(URLError(.unknown))) == "transport")
+        // And when it closes the connection without answering at all.
+        let reset = URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "Empty reply from server"])
+        #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
+        #expect(Self.kind(ServiceError(URLError(.badServerResponse))) == "transport")
     }
 
     @Test func aNonURLErrorIsATransportFailure() {

@@ -77,7 +77,7 @@ import Testing
         let deliveries = ledger.deliveries
         #expect(deliveries.allSatisfy { $0 == 1 },
                 "seed \(seed): callers with other than one outcome: \(deliveries.enumerated().filter { $0.element != 1 }.prefix(5))")
-        await scheduler.drainQueues()
+        await scheduler.queuesDrained()
         let census = scheduler.state.withLock { $0.census }
         #expect(census.callers == 0 && census.calls == 0 && census.registered == 0, "seed \(seed): \(census)")
 

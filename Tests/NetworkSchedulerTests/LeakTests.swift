@@ -32,7 +32,7 @@ import Testing
 
         harness.transport.release(with: .json(userJSON))
         await harness.events.ended.wait(for: 1)
-        await harness.scheduler.drainQueues()
+        await harness.scheduler.queuesDrained()
 
         #expect(outcomes.log.count == 1)
         #expect(harness.isIdle)
@@ -49,7 +49,7 @@ import Testing
         tracked.handle?.cancel()
         await harness.events.ended.wait(for: 1)
         await harness.transport.cancellations.wait(for: 1)
-        await harness.scheduler.drainQueues()
+        await harness.scheduler.queuesDrained()
 
         #expect(outcomes.log.elements.first?.result.failure == .cancelled)
         #expect(harness.isIdle)
@@ -71,19 +71,11 @@ import Testing
             await harness.transport.arrivals.wait(for: 1)
         }
         await harness.events.ended.wait(for: 2) // the group was released, so both were cancelled
-        await harness.scheduler.drainQueues()
+        await harness.scheduler.queuesDrained()
 
         #expect(weakGroup == nil)
         #expect(weakJoiner == nil)
         #expect(harness.isIdle)
         #expect(outcomes.log.elements.allSatisfy { $0.result.failure == .cancelled })
-    }
-}
-
-extension RequestScheduler {
-    /// Waits, with a bound, until the scheduler's queues have let go of every operation.
-    func drainQueues() async {
-        let queues = state.withLock { $0.operationQueues }
-        for queue in queues { await queue.drained() }
     }
 }

@@ -46,6 +46,32 @@ public struct Fault: Codable, Sendable, Equatable {
 /// The faults in force, per route; tests change them while the server runs.
 public final class FaultBoard: Sendable {
     private let faults = NIOLockedValueBox<[Route: (fault: Fault, applied: Int)]>([:])
+    private let held = NIOLockedValueBox<[Route: [CheckedContinuation<Void, Never>]]>([:])
+
+    /// Holds every request arriving at `route` until ``release(_:)``: a gate for tests.
+    public func hold(_ route: Route) {
+        held.withLockedValue { held in
+            if held[route] == nil { held[route] = [] }
+        }
+    }
+
+    /// Lets the requests held at `route` through, and stops holding it.
+    public func release(_ route: Route) {
+        let waiting = held.withLockedValue { $0.removeValue(forKey: route) ?? [] }
+        for request in waiting { request.resume() }
+    }
+
+    /// Waits while `route` is held.
+    func passGate(_ route: Route) async {
+        await withCheckedContinuation { continuation in
+            let open = held.withLockedValue { held -> Bool in
+                guard held[route] != nil else { return true }
+                held[route]?.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
 
     /// Sets (or, with nil, clears) the fault of one route.
     public subscript(route: Route) -> Fault? {

@@ -127,6 +127,7 @@ struct SocialRoutes: Sendable {
         respond: (_ userID: Int) async throws -> Response
     ) async -> Response {
         arrivals.record(route, target: request.uri.description)
+        await faults.passGate(route)
         let fault = faults.take(for: route)
         if let latency = fault?.latencyMilliseconds {
             try? await Task.sleep(for: .milliseconds(latency))

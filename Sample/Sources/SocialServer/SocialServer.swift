@@ -60,6 +60,11 @@ public final class SocialServer: Sendable {
         running.withLockedValue { $0 = task }
     }
 
+    /// How many posts exist whose text starts with `prefix`: proof that none was created twice.
+    public func postCount(withTextPrefix prefix: String) async -> Int {
+        await store.postCount(withTextPrefix: prefix)
+    }
+
     /// Forgets every session: requests with the old tokens get 401 until their clients log in again.
     public func expireTokens() async {
         await store.expireSessions()

@@ -89,6 +89,10 @@ actor SocialStore {
 
     func post(_ id: Int) -> PostRecord? { posts[id] }
 
+    func postCount(withTextPrefix prefix: String) -> Int {
+        posts.values.count { $0.text.hasPrefix(prefix) }
+    }
+
     func deletePost(_ id: Int, by author: Int) -> Bool? {
         guard let post = posts[id] else { return nil }
         guard post.authorID == author else { return false }

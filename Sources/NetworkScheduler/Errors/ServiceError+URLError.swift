@@ -14,6 +14,13 @@ extension ServiceError {
             self = .transport(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
             return
         }
+        if urlError.isConnectionDroppedByServer {
+            // FoundationNetworking's words for a server that closed the connection mid-body
+            // ("transfer closed…") or before answering ("Empty reply…"); Apple platforms say
+            // `networkConnectionLost`.
+            self = .noConnection(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
+            return
+        }
         switch urlError.code {
         case .cancelled:
             self = .cancelled
@@ -22,10 +29,6 @@ extension ServiceError {
         case .notConnectedToInternet, .networkConnectionLost, .cannotFindHost, .cannotConnectToHost,
              .dnsLookupFailed, .internationalRoamingOff, .dataNotAllowed, .callIsActive:
             self = .noConnection(urlError)
-        case .unknown where urlError.isTransferClosedEarly:
-            // FoundationNetworking's word for a server that closed the connection mid-body;
-            // Apple platforms say `networkConnectionLost`.
-            self = .noConnection(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
         case .badURL, .unsupportedURL:
             self = .invalidRequest(reason: "the URL \(urlError.failingURL?.absoluteString ?? "") is not valid")
         default:
@@ -35,7 +38,8 @@ extension ServiceError {
 }
 
 extension URLError {
-    fileprivate var isTransferClosedEarly: Bool {
-        (userInfo[NSLocalizedDescriptionKey] as? String)?.hasPrefix("transfer closed") == true
+    fileprivate var isConnectionDroppedByServer: Bool {
+        guard let description = userInfo[NSLocalizedDescriptionKey] as? String else { return false }
+        return description.hasPrefix("transfer closed") || description.hasPrefix("Empty reply from server")
     }
 }

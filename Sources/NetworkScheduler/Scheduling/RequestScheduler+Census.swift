@@ -1,0 +1,48 @@
+import Foundation
+
+extension RequestScheduler {
+    /// What a scheduler holds at one moment: zero everywhere once every caller is done.
+    public struct Census: Sendable, Equatable {
+        /// Callers that have not ended.
+        public let callers: Int
+        /// Network calls in flight, waiting in a queue, or waiting to retry.
+        public let networkCalls: Int
+        /// Deduplication keys of calls in flight.
+        public let registeredKeys: Int
+        /// Operations still in the scheduler's queues, cancelled ones included until the queue
+        /// lets them go.
+        public let queuedOperations: Int
+
+        /// A census with the given counts; `Census()` is an idle scheduler's.
+        public init(callers: Int = 0, networkCalls: Int = 0, registeredKeys: Int = 0, queuedOperations: Int = 0) {
+            self.callers = callers
+            self.networkCalls = networkCalls
+            self.registeredKeys = registeredKeys
+            self.queuedOperations = queuedOperations
+        }
+    }
+
+    /// What the scheduler holds now: for leak checks, dashboards and graceful shutdown.
+    public var census: Census {
+        state.withLock { state in
+            let counts = state.census
+            return Census(callers: counts.callers, networkCalls: counts.calls, registeredKeys: counts.registered,
+                          queuedOperations: state.operationQueues.reduce(0) { $0 + $1.operationCount })
+        }
+    }
+}
+
+extension RequestScheduler {
+    /// Waits until every operation now in the scheduler's queues has finished and been let go,
+    /// cancelled ones included: for a graceful shutdown, or a leak check. While a
+    /// ``ConnectivityMonitor`` reports the device offline, the queues are suspended and this
+    /// waits for the network to return.
+    public func queuesDrained() async {
+        let queues = state.withLock { $0.operationQueues }
+        for queue in queues {
+            await withCheckedContinuation { continuation in
+                queue.addBarrierBlock { continuation.resume() }
+            }
+        }
+    }
+}
