@@ -41,7 +41,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SampleTests",
-            dependencies: ["SocialServer", "SocialApp", .product(name: "NetworkScheduler", package: library)]
+            dependencies: [
+                "SocialServer", "SocialApp",
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

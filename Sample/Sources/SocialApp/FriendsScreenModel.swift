@@ -1,5 +1,4 @@
 import NetworkScheduler
-import Synchronization
 
 /// The model controller of the friends screen: what is visible (the user and their friends)
 /// loads at high priority; the feed is prefetched at low priority behind it. Everything the
@@ -16,7 +15,7 @@ public final class FriendsScreenModel: Sendable {
     private let api: SocialAPI
     private let group = RequestGroup()
     private let activity = ScreenActivity()
-    private let state = Mutex(Content())
+    private let state = Protected(Content())
 
     public init(api: SocialAPI) {
         self.api = api

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Counts a screen's requests in flight so that callers can wait until it has settled.
 final class ScreenActivity: Sendable {
@@ -7,7 +6,7 @@ final class ScreenActivity: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     func begin() {
         state.withLock { $0.pending += 1 }

@@ -1,6 +1,5 @@
 import Foundation
 import NetworkScheduler
-import Synchronization
 
 /// The app's networking, assembled once: one scheduler, a client for logging in, a client for
 /// the API whose token refreshes itself, and a service per area.
@@ -40,7 +39,7 @@ public final class SocialAPI: Sendable {
 
 /// The credentials the user logged in with, to log in again when the token expires.
 final class CredentialStore: Sendable {
-    private let stored = Mutex<Credentials?>(nil)
+    private let stored = Protected<Credentials?>(nil)
 
     var current: Credentials? {
         get { stored.withLock { $0 } }

@@ -5,7 +5,7 @@ import FoundationNetworking
 import NetworkScheduler
 import SocialApp
 import SocialServer
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 /// The scheduler's contracts, crossing the real network stack and counted at the server.
@@ -131,16 +131,16 @@ import Testing
 
     @Test func aDependentRequestWaitsForTheLoginAndCarriesItsToken() async throws {
         try await Fixture.with { fixture in
-            let me = Mutex<Result<User, ServiceError>?>(nil)
+            let me = NIOLockedValueBox<Result<User, ServiceError>?>(nil)
             let done = ScreenSignal()
             let login = fixture.api.auth.logIn(Fixture.ada) { _ in }
             fixture.api.friends.loadMe(priority: .high, after: [login]) { result in
-                me.withLock { $0 = result }
+                me.withLockedValue { $0 = result }
                 done.fire()
             }
             await done.wait()
 
-            let name = try me.withLock { try $0?.get() }?.name
+            let name = try me.withLockedValue { try $0?.get() }?.name
             #expect(name == "Ada")
             #expect(fixture.server.arrivals.all.map(\.route) == [.login, .me])
         }
@@ -148,16 +148,16 @@ import Testing
 
     @Test func aFailedLoginFailsItsDependentsWhichNeverArrive() async throws {
         try await Fixture.with { fixture in
-            let me = Mutex<Result<User, ServiceError>?>(nil)
+            let me = NIOLockedValueBox<Result<User, ServiceError>?>(nil)
             let done = ScreenSignal()
             let login = fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong")) { _ in }
             fixture.api.friends.loadMe(after: [login]) { result in
-                me.withLock { $0 = result }
+                me.withLockedValue { $0 = result }
                 done.fire()
             }
             await done.wait()
 
-            let error = me.withLock { $0?.failure }
+            let error = me.withLockedValue { $0?.failure }
             #expect(error?.rootCause.statusCode == 401)
             if case .dependencyFailed? = error {} else { Issue.record("expected dependencyFailed, got \(String(describing: error))") }
             #expect(fixture.server.arrivals.all.map(\.route) == [.login])
@@ -178,10 +178,10 @@ import Testing
 
 /// A one-shot signal with a bounded wait.
 final class ScreenSignal: Sendable {
-    private let fired = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    private let fired = NIOLockedValueBox<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     func fire() {
-        let waiter = fired.withLock { state in
+        let waiter = fired.withLockedValue { state in
             state.done = true
             defer { state.waiter = nil }
             return state.waiter
@@ -191,13 +191,13 @@ final class ScreenSignal: Sendable {
 
     func wait(timeout: TimeInterval = 10) async {
         await withCheckedContinuation { continuation in
-            let done = fired.withLock { state in
+            let done = fired.withLockedValue { state in
                 if !state.done { state.waiter = continuation }
                 return state.done
             }
             if done { continuation.resume() }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
-                let waiter = fired.withLock { state in
+                let waiter = fired.withLockedValue { state in
                     defer { state.waiter = nil }
                     return state.waiter
                 }

@@ -59,7 +59,6 @@ import Testing
         let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0.005, maxDelay: 0.05)
         try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
             _ = try await fixture.logIn()
-            let loginCalls = tally.started.value
             fixture.server.faults[.user] = Fault(status: 503, failFirst: 400)
             fixture.server.faults[.friends] = Fault(resetConnection: true, failFirst: 150)
             fixture.server.faults[.post] = Fault(htmlErrorPage: true)
@@ -91,10 +90,10 @@ import Testing
             // again when a reused connection closes with nothing received.
             let resetting = { (path: String) in path.hasSuffix("/friends") }
             let arrived = fixture.server.arrivals.all.count { $0.route != .login && !resetting($0.target) }
-            let started = tally.startedPaths.withLock { $0.count { $0 != "/login" && !resetting($0) } }
+            let started = tally.startedPaths.withLockedValue { $0.count { $0 != "/login" && !resetting($0) } }
             #expect(arrived <= started)
             #expect(started - arrived <= kinds["cancelled"] ?? 0)
-            #expect(fixture.server.arrivals.count(.friends) >= tally.startedPaths.withLock { $0.count(where: resetting) })
+            #expect(fixture.server.arrivals.count(.friends) >= tally.startedPaths.withLockedValue { $0.count(where: resetting) })
 
             // Nothing is left: no caller, call, key, queued operation or URLSession task.
             let drained = WaitableCount()

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import NetworkScheduler
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A count that tests can wait on, with a bound.
 final class WaitableCount: Sendable {
@@ -10,12 +10,12 @@ final class WaitableCount: Sendable {
         var waiters: [(target: Int, continuation: CheckedContinuation<Int, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
-    var value: Int { state.withLock { $0.value } }
+    var value: Int { state.withLockedValue { $0.value } }
 
     func add(_ amount: Int = 1) {
-        let ready = state.withLock { state in
+        let ready = state.withLockedValue { state in
             state.value += amount
             let value = state.value
             let ready = state.waiters.filter { $0.target <= value }
@@ -29,7 +29,7 @@ final class WaitableCount: Sendable {
     @discardableResult
     func wait(for target: Int, timeout: TimeInterval = 60) async -> Int {
         await withCheckedContinuation { continuation in
-            let now: Int? = state.withLock { state in
+            let now: Int? = state.withLockedValue { state in
                 if state.value >= target { return state.value }
                 state.waiters.append((target, continuation))
                 return nil
@@ -39,7 +39,7 @@ final class WaitableCount: Sendable {
                 return
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
-                let expired = state.withLock { state -> (CheckedContinuation<Int, Never>, Int)? in
+                let expired = state.withLockedValue { state -> (CheckedContinuation<Int, Never>, Int)? in
                     guard let index = state.waiters.firstIndex(where: { $0.target == target }) else { return nil }
                     return (state.waiters.remove(at: index).continuation, state.value)
                 }
@@ -57,14 +57,14 @@ final class Tally: RequestEventMonitor {
     let retried = WaitableCount()
     let ended = WaitableCount()
     /// The path of every network call started.
-    let startedPaths = Mutex<[String]>([])
+    let startedPaths = NIOLockedValueBox<[String]>([])
 
     func record(_ event: RequestEvent) {
         switch event {
         case .enqueued, .joined: admitted.add()
         case .started(let request, _):
             started.add()
-            startedPaths.withLock { $0.append(request.url?.path ?? "") }
+            startedPaths.withLockedValue { $0.append(request.url?.path ?? "") }
         case .retried: retried.add()
         case .succeeded, .failed, .cancelled: ended.add()
         }
@@ -73,25 +73,25 @@ final class Tally: RequestEventMonitor {
 
 /// Each caller's outcomes, to prove there was exactly one.
 final class Ledger<Value: Sendable>: Sendable {
-    private let outcomes: Mutex<[[Result<Value, ServiceError>]]>
+    private let outcomes: NIOLockedValueBox<[[Result<Value, ServiceError>]]>
     let ended = WaitableCount()
 
     init(callers: Int) {
-        outcomes = Mutex(Array(repeating: [], count: callers))
+        outcomes = NIOLockedValueBox(Array(repeating: [], count: callers))
     }
 
     func record(_ caller: Int, _ result: Result<Value, ServiceError>) {
-        outcomes.withLock { $0[caller].append(result) }
+        outcomes.withLockedValue { $0[caller].append(result) }
         ended.add()
     }
 
     /// Callers with other than exactly one outcome.
     var callersNotEndedOnce: [Int] {
-        outcomes.withLock { outcomes in outcomes.indices.filter { outcomes[$0].count != 1 } }
+        outcomes.withLockedValue { outcomes in outcomes.indices.filter { outcomes[$0].count != 1 } }
     }
 
     /// Each caller's outcome, for callers that ended once.
     var results: [Result<Value, ServiceError>] {
-        outcomes.withLock { $0.compactMap { $0.count == 1 ? $0[0] : nil } }
+        outcomes.withLockedValue { $0.compactMap { $0.count == 1 ? $0[0] : nil } }
     }
 }
