@@ -8,6 +8,7 @@ enum MetricsTable {
             ("calls asked", "\(snapshot.requests)"),
             ("network calls made", "\(snapshot.networkCalls)"),
             ("dedup hits", "\(snapshot.deduplicated)"),
+            ("retries", "\(snapshot.retries)"),
             ("succeeded", "\(snapshot.succeeded)"),
             ("failed", "\(snapshot.failed)"),
             ("cancelled", "\(snapshot.cancelled)"),
