@@ -74,6 +74,7 @@ import Testing
 
         #expect(error?.statusCode == 401)
         #expect(refreshes.count == 1)
+        #expect(harness.events.retried.elements == [2]) // the replay, reported as the second attempt
         #expect(harness.transport.arrivals.elements.map { $0.request.value(forHTTPHeaderField: "Authorization") }
                 == ["Bearer stale", "Bearer fresh-1"])
     }

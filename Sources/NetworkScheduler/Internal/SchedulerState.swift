@@ -63,8 +63,8 @@ struct SchedulerState {
         case deliver([(RequestHandle, CallResult)])
         /// Try again after this many seconds (attempt is the next one's number).
         case retry(after: TimeInterval, attempt: Int, request: URLRequest)
-        /// Get a token newer than `rejected`, then replay the call once.
-        case refreshToken(TokenAuthenticator, rejected: String?, request: URLRequest)
+        /// Get a token newer than `rejected`, then replay the call once (as attempt `attempt`).
+        case refreshToken(TokenAuthenticator, rejected: String?, attempt: Int, request: URLRequest)
     }
 
     typealias MakeOperation = (CallID, URLRequest) -> DataTaskOperation
@@ -190,7 +190,8 @@ struct SchedulerState {
         if case .success(let payload) = outcome, payload.response.statusCode == 401,
            let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
             calls[callID]!.replayedWithNewToken = true
-            return .refreshToken(authenticator, rejected: Self.bearerToken(of: call.request), request: call.request)
+            return .refreshToken(authenticator, rejected: Self.bearerToken(of: call.request),
+                                 attempt: call.attempt + 1, request: call.request)
         }
         if isOffline, case .failure(.noConnection) = outcome {
             // Offline with a monitor: wait in the suspended queue; this is not an attempt.

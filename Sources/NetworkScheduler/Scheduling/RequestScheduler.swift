@@ -188,7 +188,7 @@ public final class RequestScheduler: Sendable {
         return (urlRequest, "\(scheme)://\(host):\(url.port ?? -1)")
     }
 
-    private func makeOperation(_ callID: SchedulerState.CallID, _ urlRequest: URLRequest) -> DataTaskOperation {
+    func makeOperation(_ callID: SchedulerState.CallID, _ urlRequest: URLRequest) -> DataTaskOperation {
         DataTaskOperation(
             request: urlRequest,
             transport: configuration.transport,
@@ -199,76 +199,6 @@ public final class RequestScheduler: Sendable {
                 attemptEnded(callID, with: outcome, timing: timing)
             }
         )
-    }
-
-    // MARK: - Retries
-
-    /// Decides what an attempt's outcome means for its call, and does it.
-    private func attemptEnded(
-        _ callID: SchedulerState.CallID,
-        with outcome: Result<TransportResponse, ServiceError>,
-        timing: DataTaskOperation.Timing
-    ) {
-        let jitter = Double.random(in: 0...1)
-        let ending = state.withLock { $0.end(callID, with: outcome, timing: timing, jitter: jitter) }
-        switch ending {
-        case .gone:
-            break
-        case .deliver(let deliveries):
-            for (handle, result) in deliveries { handle.complete(with: result) }
-        case let .retry(delay, attempt, request):
-            record(.retried(request, attempt: attempt, after: delay, cause: Self.cause(of: outcome)))
-            if delay > 0 {
-                DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.restart(callID) }
-            } else {
-                restart(callID)
-            }
-        case let .refreshToken(authenticator, rejected, request):
-            record(.retried(request, attempt: 2, after: 0, cause: Self.cause(of: outcome)))
-            Task { [weak self] in
-                do {
-                    _ = try await authenticator.token(replacing: rejected)
-                    self?.replayWithNewToken(callID)
-                } catch {
-                    self?.failCall(callID, with: .authenticationFailed(cause: ServiceError(error)))
-                }
-            }
-        }
-    }
-
-    /// Starts the next attempt of a call, unless its callers have all left meanwhile.
-    private func restart(_ callID: SchedulerState.CallID, rebuilt: URLRequest? = nil) {
-        let next = state.withLock { state in
-            state.restart(callID, rebuilt: rebuilt, budget: maximumConcurrentRequestsPerHost, makeOperation: makeOperation)
-        }
-        guard let (operation, queue) = next else { return }
-        queue.addOperation(operation)
-    }
-
-    /// Builds the call's request again, now carrying the new token, and sends it.
-    private func replayWithNewToken(_ callID: SchedulerState.CallID) {
-        guard let submission = state.withLock({ $0.submission(of: callID) }) else { return }
-        do {
-            restart(callID, rebuilt: try submission.makeURLRequest())
-        } catch {
-            failCall(callID, with: error)
-        }
-    }
-
-    private func failCall(_ callID: SchedulerState.CallID, with error: ServiceError) {
-        let deliveries = state.withLock { $0.fail(callID, with: error) }
-        for (handle, result) in deliveries { handle.complete(with: result) }
-    }
-
-    /// The error a retried attempt ended with, for the event monitor.
-    private static func cause(of outcome: Result<TransportResponse, ServiceError>) -> ServiceError {
-        switch outcome {
-        case .success(let payload):
-            .server(ServerErrorResponse(statusCode: payload.response.statusCode, body: payload.data,
-                                        headers: payload.response.lowercasedHeaders))
-        case .failure(let error):
-            error
-        }
     }
 
     /// Ends one caller with `.cancelled`; the call goes on while other callers want it.
@@ -300,7 +230,7 @@ public final class RequestScheduler: Sendable {
         }
     }
 
-    private func record(_ event: RequestEvent) {
+    func record(_ event: RequestEvent) {
         for monitor in configuration.eventMonitors { monitor.record(event) }
     }
 }
