@@ -27,6 +27,9 @@ import Testing
         let reset = URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "Empty reply from server"])
         #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
         #expect(Self.kind(ServiceError(URLError(.badServerResponse))) == "transport")
+        // And when libcurl's own resends on fresh connections all died.
+        let died = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "Connection died, tried 5 times before giving up"])
+        #expect(ServiceError(died).urlError?.code == .networkConnectionLost)
     }
 
     @Test func aNonURLErrorIsATransportFailure() {

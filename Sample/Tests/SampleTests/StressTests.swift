@@ -80,9 +80,10 @@ import Testing
             #expect(await ledger.ended.wait(for: callers, timeout: 180) == callers)
             #expect(ledger.callersNotEndedOnce.isEmpty)
             let kinds = Dictionary(grouping: ledger.results, by: MixedLoad.kind).mapValues(\.count)
-            for kind in ["success", "cancelled", "server", "timedOut"] {
+            for kind in ["success", "cancelled", "server", "timedOut", "noConnection"] {
                 #expect((kinds[kind] ?? 0) > 0, "no caller ended as \(kind): \(kinds)")
             }
+            #expect(kinds["other"] == nil, "every failure has a precise type: \(kinds)")
             #expect(tally.retried.value > 100, "the 503s and resets were retried")
 
             // The server saw every call the scheduler started, except those cancelled on the way.

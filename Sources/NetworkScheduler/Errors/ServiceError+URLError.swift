@@ -15,8 +15,9 @@ extension ServiceError {
             return
         }
         if urlError.isConnectionDroppedByServer {
-            // FoundationNetworking's words for a server that closed the connection mid-body
-            // ("transfer closed…") or before answering ("Empty reply…"); Apple platforms say
+            // libcurl's words, through FoundationNetworking, for a server that closed the
+            // connection mid-body ("transfer closed…"), before answering ("Empty reply…"), or
+            // on every one of libcurl's own resends ("Connection died…"); Apple platforms say
             // `networkConnectionLost`.
             self = .noConnection(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
             return
@@ -40,6 +41,6 @@ extension ServiceError {
 extension URLError {
     fileprivate var isConnectionDroppedByServer: Bool {
         guard let description = userInfo[NSLocalizedDescriptionKey] as? String else { return false }
-        return description.hasPrefix("transfer closed") || description.hasPrefix("Empty reply from server")
+        return ["transfer closed", "Empty reply from server", "Connection died"].contains { description.hasPrefix($0) }
     }
 }
