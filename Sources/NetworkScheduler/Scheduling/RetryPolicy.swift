@@ -65,11 +65,13 @@ public struct RetryPolicy: Sendable, Equatable {
         after outcome: Result<TransportResponse, ServiceError>,
         jitter: Double
     ) -> TimeInterval? {
-        guard attempt < maxAttempts, isSafeToRepeat(request) else { return nil }
+        guard attempt < maxAttempts else { return nil }
         var retryAfter: TimeInterval?
         switch outcome {
         case .success(let payload):
             let status = payload.response.statusCode
+            // Most answers are not worth another try: decide that first, it is the hot path.
+            guard retryableStatusCodes.contains(status) || status == 409 else { return nil }
             let keyInUse = status == 409 && request.value(forHTTPHeaderField: "Idempotency-Key") != nil
             guard retryableStatusCodes.contains(status) || keyInUse else { return nil }
             if status == 429 || status == 503,
@@ -82,6 +84,7 @@ public struct RetryPolicy: Sendable, Equatable {
         case .failure:
             return nil
         }
+        guard isSafeToRepeat(request) else { return nil }
         if let retryAfter { return retryAfter }
         return min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter, 0), 1)
     }
