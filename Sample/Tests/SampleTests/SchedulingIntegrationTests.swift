@@ -132,13 +132,13 @@ import Testing
     @Test func aDependentRequestWaitsForTheLoginAndCarriesItsToken() async throws {
         try await Fixture.with { fixture in
             let me = NIOLockedValueBox<Result<User, ServiceError>?>(nil)
-            let done = ScreenSignal()
+            let done = WaitableCount()
             let login = fixture.api.auth.logIn(Fixture.ada) { _ in }
             fixture.api.friends.loadMe(priority: .high, after: [login]) { result in
                 me.withLockedValue { $0 = result }
-                done.fire()
+                done.add()
             }
-            await done.wait()
+            await done.wait(for: 1)
 
             let name = try me.withLockedValue { try $0?.get() }?.name
             #expect(name == "Ada")
@@ -149,13 +149,13 @@ import Testing
     @Test func aFailedLoginFailsItsDependentsWhichNeverArrive() async throws {
         try await Fixture.with { fixture in
             let me = NIOLockedValueBox<Result<User, ServiceError>?>(nil)
-            let done = ScreenSignal()
+            let done = WaitableCount()
             let login = fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong")) { _ in }
             fixture.api.friends.loadMe(after: [login]) { result in
                 me.withLockedValue { $0 = result }
-                done.fire()
+                done.add()
             }
-            await done.wait()
+            await done.wait(for: 1)
 
             let error = me.withLockedValue { $0?.failure }
             #expect(error?.rootCause.statusCode == 401)
@@ -172,37 +172,6 @@ import Testing
             #expect(stats.counts["POST /login"] == 1)
             #expect(stats.counts["GET /me"] == 1)
             #expect(stats.arrivals.map(\.target) == ["/login", "/me"])
-        }
-    }
-}
-
-/// A one-shot signal with a bounded wait.
-final class ScreenSignal: Sendable {
-    private let fired = NIOLockedValueBox<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    func fire() {
-        let waiter = fired.withLockedValue { state in
-            state.done = true
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    func wait(timeout: TimeInterval = 10) async {
-        await withCheckedContinuation { continuation in
-            let done = fired.withLockedValue { state in
-                if !state.done { state.waiter = continuation }
-                return state.done
-            }
-            if done { continuation.resume() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
-                let waiter = fired.withLockedValue { state in
-                    defer { state.waiter = nil }
-                    return state.waiter
-                }
-                waiter?.resume()
-            }
         }
     }
 }

@@ -19,14 +19,17 @@ public final class PathConnectivityMonitor: ConnectivityMonitor {
     private let connected = Locked(true)
     private let queue = DispatchQueue(label: "NetworkScheduler.connectivity")
 
+    /// A monitor of every network interface; it reports once ``start(onChange:)`` is called.
     public init() {}
 
     deinit {
         monitor.cancel()
     }
 
+    /// Whether the current path is satisfied.
     public var isConnected: Bool { connected.withLock { $0 } }
 
+    /// Starts the path monitor on a queue of its own.
     public func start(onChange: @escaping @Sendable (_ isConnected: Bool) -> Void) {
         monitor.pathUpdateHandler = { [connected] path in
             let isConnected = path.status == .satisfied
