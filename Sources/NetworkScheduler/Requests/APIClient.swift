@@ -63,10 +63,10 @@ public struct APIClient: Sendable {
                               decoding: resource.decoding) { () throws(ServiceError) in
             try urlRequest(for: resource)
         }
-        request.retryPolicy = resource.retryPolicy
-        request.sendsIdempotencyKey = resource.sendsIdempotencyKey
+        request.submission.retryPolicy = resource.retryPolicy
+        request.submission.sendsIdempotencyKey = resource.sendsIdempotencyKey
             ?? (sendsIdempotencyKeys && !resource.method.isIdempotent)
-        request.authenticator = authenticator
+        request.submission.authenticator = authenticator
         return request
     }
 

@@ -9,16 +9,10 @@ import FoundationNetworking
 /// when the request is about to be scheduled, not when it is created, so a request that waits
 /// for a login (`after:`) is sent with the token that login stored.
 public struct Request<Model: Sendable>: Sendable {
-    let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
-    let deduplication: Deduplication
+    /// What the scheduler needs whatever the model: how to build, share and retry the request.
+    var submission: Submission
     let acceptableStatusCodes: Range<Int>
     let decoding: ResponseDecoding<Model>
-    /// The resource's own policy; nil uses the scheduler's.
-    var retryPolicy: RetryPolicy?
-    /// Whether each call gets a fresh `Idempotency-Key`, shared by its joiners and retries.
-    var sendsIdempotencyKey = false
-    /// Refreshes the token when the server answers 401.
-    var authenticator: TokenAuthenticator?
 
     init(
         deduplication: Deduplication,
@@ -26,8 +20,7 @@ public struct Request<Model: Sendable>: Sendable {
         decoding: ResponseDecoding<Model>,
         makeURLRequest: @escaping @Sendable () throws(ServiceError) -> URLRequest
     ) {
-        self.makeURLRequest = makeURLRequest
-        self.deduplication = deduplication
+        submission = Submission(makeURLRequest: makeURLRequest, deduplication: deduplication)
         self.acceptableStatusCodes = acceptableStatusCodes
         self.decoding = decoding
     }
@@ -68,4 +61,17 @@ extension HTTPURLResponse {
         }
         return headers
     }
+}
+
+/// The model-independent half of a request: what the scheduler needs to build, share and
+/// retry it.
+struct Submission: Sendable {
+    let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
+    let deduplication: Deduplication
+    /// The resource's own policy; nil uses the scheduler's.
+    var retryPolicy: RetryPolicy?
+    /// Whether each call gets a fresh `Idempotency-Key`, shared by its joiners and retries.
+    var sendsIdempotencyKey = false
+    /// Refreshes the token when the server answers 401.
+    var authenticator: TokenAuthenticator?
 }

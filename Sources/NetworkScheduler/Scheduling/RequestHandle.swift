@@ -135,13 +135,3 @@ struct CallResult: Sendable {
         CallResult(outcome: .failure(error))
     }
 }
-
-/// The model-independent half of a request: what the scheduler needs to build, share and
-/// retry it.
-struct Submission: Sendable {
-    let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
-    let deduplication: Deduplication
-    let retryPolicy: RetryPolicy?
-    let sendsIdempotencyKey: Bool
-    let authenticator: TokenAuthenticator?
-}

@@ -102,9 +102,7 @@ public final class RequestScheduler: Sendable {
             id: nextID(),
             priority: priority,
             scheduler: self,
-            submission: Submission(makeURLRequest: request.makeURLRequest, deduplication: request.deduplication,
-                                   retryPolicy: request.retryPolicy, sendsIdempotencyKey: request.sendsIdempotencyKey,
-                                   authenticator: request.authenticator),
+            submission: request.submission,
             deliveryQueue: deliveryQueue
         ) { callResult in
             // Each caller reads the shared response with its own request: its status codes, its model.
