@@ -36,6 +36,8 @@ struct SchedulerState {
         let policy: RetryPolicy
         /// The request as sent, with its idempotency key, reused by every attempt.
         var request: URLRequest
+        /// The `Idempotency-Key` it carries, which gives 409 and 422 their meaning.
+        let idempotencyKey: String?
         /// The running or queued attempt; nil while waiting to retry or refreshing the token.
         var operation: DataTaskOperation?
         var attempt = 1
@@ -120,6 +122,7 @@ struct SchedulerState {
         _ handle: RequestHandle,
         isNew: Bool,
         request: URLRequest,
+        idempotencyKey: String?,
         key: RequestKey?,
         host: String,
         budget: Int,
@@ -144,15 +147,17 @@ struct SchedulerState {
         nextCallID += 1
         let callID = nextCallID
         var sent = request
-        if handle.submission.sendsIdempotencyKey, sent.value(forHTTPHeaderField: "Idempotency-Key") == nil {
+        var idempotencyKey = idempotencyKey
+        if handle.submission.sendsIdempotencyKey, idempotencyKey == nil {
             // One key per logical submit: made with the call, so joiners and retries share it.
-            sent.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
+            idempotencyKey = UUID().uuidString
+            sent.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         }
         let operation = makeOperation(callID, sent)
         operation.queuePriority = priority.queuePriority
         var call = Call(key: key, submission: handle.submission, host: host,
                         policy: handle.submission.retryPolicy ?? defaultPolicy,
-                        request: sent, operation: operation, subscribers: [id])
+                        request: sent, idempotencyKey: idempotencyKey, operation: operation, subscribers: [id])
         call.priorities.add(priority)
         calls[callID] = call
         if let key { registry[key] = callID }
@@ -182,7 +187,7 @@ struct SchedulerState {
         _ callID: CallID,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
-        jitter: Double
+        jitter: @autoclosure () -> Double
     ) -> Ending {
         guard calls[callID] != nil else { return .gone }
         calls[callID]!.operation = nil
@@ -197,7 +202,7 @@ struct SchedulerState {
             // Offline with a monitor: wait in the suspended queue; this is not an attempt.
             return .retry(after: 0, attempt: call.attempt, request: call.request)
         }
-        if let delay = call.policy.delay(before: call.attempt, of: call.request, after: outcome, jitter: jitter) {
+        if let delay = call.policy.delay(before: call.attempt, of: call.request, after: outcome, jitter: jitter()) {
             calls[callID]!.attempt += 1
             return .retry(after: delay, attempt: call.attempt + 1, request: call.request)
         }
@@ -214,7 +219,7 @@ struct SchedulerState {
     ) -> (DataTaskOperation, OperationQueue)? {
         guard var call = calls[callID], call.operation == nil, let priority = call.priorities.highest else { return nil }
         if var rebuilt {
-            if let key = call.request.value(forHTTPHeaderField: "Idempotency-Key") {
+            if let key = call.idempotencyKey {
                 rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key")
             }
             call.request = rebuilt
@@ -255,7 +260,7 @@ struct SchedulerState {
     ) -> [(RequestHandle, CallResult)] {
         guard let call = removeCall(callID) else { return [] }
         let statusCode = try? outcome.get().response.statusCode
-        let idempotencyKey = call.request.value(forHTTPHeaderField: "Idempotency-Key")
+        let sharedDecodes = call.subscribers.count > 1 && statusCode != nil ? SharedDecodes() : nil
         return call.subscribers.compactMap { id in
             guard let caller = callers.removeValue(forKey: id),
                   case .attached(_, let since) = caller.stage else { return nil }
@@ -265,7 +270,8 @@ struct SchedulerState {
                 queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
                 networkDuration: timing.networkDuration
             )
-            return (caller.handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey))
+            return (caller.handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: call.idempotencyKey,
+                                           sharedDecodes: sharedDecodes))
         }
     }
 

@@ -18,7 +18,9 @@ public struct APIClient: Sendable {
     /// The scheduler that runs this client's requests.
     public var scheduler: RequestScheduler
     /// Headers sent with every call; a resource's own headers win.
-    public var defaultHeaders: [String: String]
+    public var defaultHeaders: [String: String] {
+        didSet { defaultHeaderFields = HeaderFields(defaultHeaders) }
+    }
     /// The bearer token for the `Authorization` header, read when each request is built.
     public var bearerToken: @Sendable () -> String?
     /// The timeout for resources that do not set one.
@@ -28,6 +30,8 @@ public struct APIClient: Sendable {
     public var sendsIdempotencyKeys: Bool
     /// Refreshes the token when the server answers 401; its token is the bearer token.
     public var authenticator: TokenAuthenticator?
+    /// `defaultHeaders`, with case-insensitive names once and for all.
+    private var defaultHeaderFields: HeaderFields
 
     /// A client for the server at `baseURL`, sending through `scheduler`.
     ///
@@ -46,6 +50,7 @@ public struct APIClient: Sendable {
         self.baseURL = baseURL
         self.scheduler = scheduler
         self.defaultHeaders = defaultHeaders
+        defaultHeaderFields = HeaderFields(defaultHeaders)
         self.timeout = timeout
         self.sendsIdempotencyKeys = sendsIdempotencyKeys
         self.authenticator = authenticator
@@ -77,7 +82,7 @@ public struct APIClient: Sendable {
         request.timeoutInterval = resource.timeout ?? timeout
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
         // its spelling. Set once, because each `setValue` call re-validates every header.
-        var headers = HeaderFields(defaultHeaders)
+        var headers = defaultHeaderFields
         if let token = bearerToken() {
             headers["Authorization"] = "Bearer \(token)"
         }
@@ -94,6 +99,7 @@ public struct APIClient: Sendable {
     }
 
     private func url<Model>(for resource: Resource<Model>) throws(ServiceError) -> URL {
+        if let url = Self.plainURL(base: baseURL, path: resource.path, query: resource.query) { return url }
         let isAbsolute = resource.path.contains("://")
         guard var components = isAbsolute
             ? URLComponents(string: resource.path)
@@ -114,6 +120,47 @@ public struct APIClient: Sendable {
             throw .invalidRequest(reason: "\"\(resource.path)\" does not make a valid URL with \(baseURL)")
         }
         return url
+    }
+
+    /// The common case without `URLComponents`, which costs microseconds on every request: an
+    /// http(s) base without query or fragment, and a relative path and query made only of
+    /// characters that need no escaping. Nil for anything else; the general path handles it.
+    static func plainURL(base: URL, path: String, query: [URLQueryItem]) -> URL? {
+        let base = base.absoluteString
+        guard base.hasPrefix("https://") || base.hasPrefix("http://"),
+              !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+              isPlain(path, allowingSlash: true) else { return nil }
+        let tail = path.drop(while: { $0 == "/" })
+        guard !tail.isEmpty else { return nil }
+        var string = base.hasSuffix("/") ? String(base.dropLast()) : base
+        string += "/"
+        string += tail
+        for (index, item) in query.enumerated() {
+            guard isPlain(item.name, allowingSlash: false), isPlain(item.value ?? "", allowingSlash: false) else { return nil }
+            string += index == 0 ? "?" : "&"
+            string += item.name
+            if let value = item.value {
+                string += "="
+                string += value
+            }
+        }
+        return URL(string: string)
+    }
+
+    /// Whether `text` has only RFC 3986's unreserved characters (and `/`, if allowed).
+    private static func isPlain(_ text: String, allowingSlash: Bool) -> Bool {
+        text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                true
+            case UInt8(ascii: "/"):
+                allowingSlash
+            default:
+                false
+            }
+        }
     }
 
     /// Joins two path pieces with exactly one slash between them.

@@ -38,7 +38,8 @@ public struct Request<Model: Sendable>: Sendable {
 
     /// Reads a response: checks the status, then decodes with this request's own model type.
     /// `idempotencyKey` is the key the call carried, which gives 409 and 422 their meaning.
-    func model(from payload: TransportResponse, idempotencyKey: String?) throws(ServiceError) -> Model {
+    /// `decodes` holds the decodes other callers of the same call already made.
+    func model(from payload: TransportResponse, idempotencyKey: String?, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
         let response = payload.response
         guard acceptableStatusCodes.contains(response.statusCode) else {
             let error = ServerErrorResponse(statusCode: response.statusCode, body: payload.data,
@@ -49,7 +50,7 @@ public struct Request<Model: Sendable>: Sendable {
             default: throw .server(error)
             }
         }
-        return try decoding.model(from: payload.data, response: response)
+        return try decoding.model(from: payload.data, response: response, sharing: decodes)
     }
 }
 

@@ -95,7 +95,7 @@ extension Resource where Model: Decodable {
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
         deduplication: Deduplication = .automatic,
-        decoder: JSONDecoder = JSONDecoder()
+        decoder: JSONDecoder = .standard
     ) {
         self.init(method, path: path, query: query, headers: headers, body: body,
                   acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,

@@ -4,13 +4,19 @@ import FoundationNetworking
 #endif
 
 /// How a successful response becomes a model.
+///
+/// Callers that share a network call and read it the same way (the same model type through
+/// the same decoder) share one decode too: 10,000 joiners cost one JSON parse, not 10,000.
 public struct ResponseDecoding<Model: Sendable>: Sendable {
     let decode: @Sendable (Data, HTTPURLResponse) throws -> Model
+    /// Equal for two decodings that turn the same bytes into the same model; nil when that
+    /// cannot be known (a custom closure), so the decode is never shared.
+    let identity: DecodingIdentity?
 
     /// Decodes the body with your own closure; a thrown error becomes
     /// ``ServiceError/undecodable(_:)``.
     public static func custom(_ decode: @escaping @Sendable (Data, HTTPURLResponse) throws -> Model) -> Self {
-        Self(decode: decode)
+        Self(decode: decode, identity: nil)
     }
 
     func model(from data: Data, response: HTTPURLResponse) throws(ServiceError) -> Model {
@@ -22,21 +28,63 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
             throw .undecodable(DecodingFailure(modelType: Model.self, error: error, body: data))
         }
     }
+
+    /// The model, decoded once per call for all the callers that read it the same way.
+    func model(from data: Data, response: HTTPURLResponse, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
+        guard let decodes, let identity else { return try model(from: data, response: response) }
+        return try decodes.value(for: identity) { () throws(ServiceError) in try model(from: data, response: response) }
+    }
 }
 
 extension ResponseDecoding where Model: Decodable {
     /// Decodes a JSON body (the default for `Decodable` models).
-    public static func json(_ decoder: JSONDecoder = JSONDecoder()) -> Self {
-        Self { data, _ in try decoder.decode(Model.self, from: data) }
+    public static func json(_ decoder: JSONDecoder = .standard) -> Self {
+        Self(decode: { data, _ in try decoder.decode(Model.self, from: data) },
+             identity: DecodingIdentity(model: Model.self, reader: ObjectIdentifier(decoder)))
     }
 }
 
 extension ResponseDecoding where Model == Data {
     /// Hands back the body as it arrived: images, files, anything not JSON.
-    public static var data: Self { Self { data, _ in data } }
+    public static var data: Self { Self(decode: { data, _ in data }, identity: nil) }
 }
 
 extension ResponseDecoding where Model == Void {
     /// Ignores the body: for `204 No Content`, `DELETE` and the like.
-    public static var empty: Self { Self { _, _ in () } }
+    public static var empty: Self { Self(decode: { _, _ in () }, identity: nil) }
+}
+
+extension JSONDecoder {
+    /// One decoder with the default settings, shared by every resource that does not bring its
+    /// own: making a decoder per request costs time, and sharing one lets joiners share a decode.
+    public static let standard = JSONDecoder()
+}
+
+/// Which model type, read by which decoder.
+struct DecodingIdentity: Hashable, Sendable {
+    let model: ObjectIdentifier
+    let reader: ObjectIdentifier
+
+    init(model: Any.Type, reader: ObjectIdentifier) {
+        self.model = ObjectIdentifier(model)
+        self.reader = reader
+    }
+}
+
+/// The decodes made for one shared response, by identity, for the callers that follow.
+final class SharedDecodes: Sendable {
+    private let decoded = Locked<[DecodingIdentity: Result<any Sendable, ServiceError>]>([:])
+
+    func value<Model: Sendable>(
+        for identity: DecodingIdentity,
+        decode: () throws(ServiceError) -> Model
+    ) throws(ServiceError) -> Model {
+        if let earlier = decoded.withLock({ $0[identity] }) {
+            // The identity includes the model type, so the cast cannot fail.
+            if let model = try earlier.get() as? Model { return model }
+        }
+        let result = Result { () throws(ServiceError) in try decode() }
+        decoded.withLock { $0[identity] = result.map { $0 } }
+        return try result.get()
+    }
 }

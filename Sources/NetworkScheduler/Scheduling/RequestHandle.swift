@@ -130,6 +130,8 @@ struct CallResult: Sendable {
     var metrics = ResponseMetrics()
     /// The `Idempotency-Key` the call carried, which gives 409 and 422 their meaning.
     var idempotencyKey: String?
+    /// Shared by the callers of one call, so that those reading it the same way decode once.
+    var sharedDecodes: SharedDecodes?
 
     static func failure(_ error: ServiceError) -> CallResult {
         CallResult(outcome: .failure(error))

@@ -13,8 +13,9 @@ extension RequestScheduler {
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing
     ) {
-        let jitter = Double.random(in: 0...1)
-        let ending = state.withLock { $0.end(callID, with: outcome, timing: timing, jitter: jitter) }
+        let ending = state.withLock {
+            $0.end(callID, with: outcome, timing: timing, jitter: Double.random(in: 0...1))
+        }
         switch ending {
         case .gone:
             break

@@ -71,7 +71,7 @@ public final class RequestScheduler: Sendable {
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                deliveryQueue: configuration.callbackQueue) { completion($0.map(\.value)) }
+                deliveryQueue: configuration.callbackQueue) { result in completion(result.map { $0.value }) }
     }
 
     /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
@@ -108,7 +108,8 @@ public final class RequestScheduler: Sendable {
             // Each caller reads the shared response with its own request: its status codes, its model.
             let result = callResult.outcome.flatMap { payload in
                 Result { () throws(ServiceError) in
-                    Response(value: try request.model(from: payload, idempotencyKey: callResult.idempotencyKey),
+                    Response(value: try request.model(from: payload, idempotencyKey: callResult.idempotencyKey,
+                                                       sharing: callResult.sharedDecodes),
                              httpResponse: payload.response, metrics: callResult.metrics)
                 }
             }
@@ -159,10 +160,11 @@ public final class RequestScheduler: Sendable {
             }
             return
         }
-        let key = RequestKey(urlRequest, deduplication: handle.submission.deduplication)
+        let headers = MeaningfulHeaders(of: urlRequest)
+        let key = RequestKey(urlRequest, headers: headers, deduplication: handle.submission.deduplication)
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
-            state.attach(handle, isNew: isNew, request: urlRequest, key: key, host: host,
+            state.attach(handle, isNew: isNew, request: urlRequest, idempotencyKey: headers.idempotencyKey, key: key, host: host,
                          budget: maximumConcurrentRequestsPerHost, defaultPolicy: configuration.retryPolicy,
                          now: now, makeOperation: makeOperation)
         }
@@ -221,6 +223,7 @@ public final class RequestScheduler: Sendable {
     // MARK: - Events
 
     func record(_ outcome: RequestOutcome, of handle: RequestHandle, metrics: ResponseMetrics) {
+        guard !configuration.eventMonitors.isEmpty else { return }
         switch outcome {
         case .succeeded: record(.succeeded(handle.id, handle.priority, metrics))
         case .failed(let error): record(.failed(handle.id, handle.priority, error, metrics))
@@ -228,7 +231,11 @@ public final class RequestScheduler: Sendable {
         }
     }
 
-    func record(_ event: RequestEvent) {
-        for monitor in configuration.eventMonitors { monitor.record(event) }
+    /// Tells the monitors; `event` is not even built when there are none.
+    func record(_ event: @autoclosure () -> RequestEvent) {
+        let monitors = configuration.eventMonitors
+        guard !monitors.isEmpty else { return }
+        let event = event()
+        for monitor in monitors { monitor.record(event) }
     }
 }

@@ -58,12 +58,13 @@ public struct RetryPolicy: Sendable, Equatable {
     /// - Parameters:
     ///   - request: the request as it was sent (its method and idempotency key).
     ///   - outcome: what attempt `attempt` produced.
-    ///   - jitter: a random fraction in 0...1, the share of the backoff ceiling to wait.
+    ///   - jitter: a random fraction in 0...1, the share of the backoff ceiling to wait; drawn
+    ///     only when a backoff is needed.
     func delay(
         before attempt: Int,
         of request: URLRequest,
         after outcome: Result<TransportResponse, ServiceError>,
-        jitter: Double
+        jitter: @autoclosure () -> Double
     ) -> TimeInterval? {
         guard attempt < maxAttempts else { return nil }
         var retryAfter: TimeInterval?
@@ -86,7 +87,7 @@ public struct RetryPolicy: Sendable, Equatable {
         }
         guard isSafeToRepeat(request) else { return nil }
         if let retryAfter { return retryAfter }
-        return min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter, 0), 1)
+        return min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter(), 0), 1)
     }
 
     func isSafeToRepeat(_ request: URLRequest) -> Bool {
