@@ -25,6 +25,31 @@ import Testing
         #expect(request.url?.absoluteString == expected)
     }
 
+    @Test(arguments: [
+        ("https://api.test/v1", "users/1", [] as [URLQueryItem]),
+        ("https://api.test/v1/", "//users/1", []),
+        ("http://127.0.0.1:8080", "feed", [URLQueryItem(name: "page", value: "2"), URLQueryItem(name: "flag", value: nil)]),
+        ("https://api.test", "a-b_c.d~e/f", [URLQueryItem(name: "n", value: "")]),
+    ])
+    func theQuickURLIsTheOneURLComponentsWouldBuild(base: String, path: String, query: [URLQueryItem]) throws {
+        let quick = try #require(APIClient.plainURL(base: URL(string: base)!, path: path, query: query))
+        #expect(quick == (try APIClient.componentsURL(base: URL(string: base)!, path: path, query: query)))
+    }
+
+    @Test(arguments: [
+        ("https://api.test/v1?key=1", "users", [] as [URLQueryItem]),
+        ("https://api.test/v1", "users/ä", []),
+        ("https://api.test/v1", "users/a b", []),
+        ("https://api.test/v1", "search", [URLQueryItem(name: "q", value: "a+b")]),
+        ("https://api.test/v1", "search", [URLQueryItem(name: "q&x", value: "1")]),
+        ("https://api.test/v1", "https://cdn.test/a.png", []),
+        ("https://api.test/v1", "/", []),
+        ("file:///tmp", "x", []),
+    ])
+    func anythingNeedingEscapesTakesTheGeneralPath(base: String, path: String, query: [URLQueryItem]) {
+        #expect(APIClient.plainURL(base: URL(string: base)!, path: path, query: query) == nil)
+    }
+
     @Test func getSendsQueryItemsEscapingPlus() throws {
         let resource = Resource<User>(path: "search", query: [URLQueryItem(name: "q", value: "a+b c"),
                                                               URLQueryItem(name: "page", value: "2")])

@@ -125,6 +125,50 @@ import Testing
         #expect(harness.transport.arrivals.count == 1)
     }
 
+    @Test func joinersOfOneModelTypeShareOneDecode() async throws {
+        let harness = Harness { _ in .hold }
+        let decodes = Counter()
+        let decoder = JSONDecoder()
+        decoder.userInfo[CountedUser.counterKey] = decodes
+        let counted = Outcomes<CountedUser>()
+        let users = Outcomes<User>()
+        for caller in 0..<5 {
+            harness.api.send(Resource<CountedUser>(path: "users/1", decoder: decoder), completion: counted.completion("\(caller)"))
+        }
+        harness.api.send(Resource<User>(path: "users/1"), completion: users.completion("user"))
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON))
+
+        let results = await counted.wait(for: 5)
+        #expect(results.count == 5)
+        for result in results.values { #expect(try result.get().name == "Ada") }
+        #expect(try await users.wait(for: 1)["user"]?.get().name == "Ada")
+        #expect(decodes.count == 1, "five joiners reading one response the same way decode it once")
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func joinersWithTheirOwnDecodersOrClosuresDecodeSeparately() async throws {
+        let harness = Harness { _ in .hold }
+        let decodes = Counter()
+        let outcomes = Outcomes<CountedUser>()
+        for caller in 0..<2 {
+            let decoder = JSONDecoder()
+            decoder.userInfo[CountedUser.counterKey] = decodes
+            harness.api.send(Resource<CountedUser>(path: "users/1", decoder: decoder), completion: outcomes.completion("own \(caller)"))
+        }
+        let decoder = JSONDecoder()
+        decoder.userInfo[CountedUser.counterKey] = decodes
+        for caller in 0..<2 {
+            let custom = ResponseDecoding<CountedUser>.custom { data, _ in try decoder.decode(CountedUser.self, from: data) }
+            harness.api.send(Resource(path: "users/1", decoding: custom), completion: outcomes.completion("custom \(caller)"))
+        }
+        await harness.transport.arrivals.wait(for: 1)
+        harness.transport.release(with: .json(userJSON))
+
+        #expect(await outcomes.wait(for: 4).count == 4)
+        #expect(decodes.count == 4)
+    }
+
     @Test func eachJoinerChecksStatusWithItsOwnResource() async {
         let harness = Harness { _ in .hold }
         let strict = Outcomes<Void>()

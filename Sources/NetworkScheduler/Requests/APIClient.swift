@@ -100,24 +100,29 @@ public struct APIClient: Sendable {
 
     private func url<Model>(for resource: Resource<Model>) throws(ServiceError) -> URL {
         if let url = Self.plainURL(base: baseURL, path: resource.path, query: resource.query) { return url }
-        let isAbsolute = resource.path.contains("://")
+        return try Self.componentsURL(base: baseURL, path: resource.path, query: resource.query)
+    }
+
+    /// The general case: `path` absolute or relative to `base`, with anything that needs escaping.
+    static func componentsURL(base baseURL: URL, path: String, query: [URLQueryItem]) throws(ServiceError) -> URL {
+        let isAbsolute = path.contains("://")
         guard var components = isAbsolute
-            ? URLComponents(string: resource.path)
+            ? URLComponents(string: path)
             : URLComponents(url: baseURL, resolvingAgainstBaseURL: true)
         else {
-            throw .invalidRequest(reason: "\"\(resource.path)\" is not a valid URL")
+            throw .invalidRequest(reason: "\"\(path)\" is not a valid URL")
         }
         if !isAbsolute {
-            components.path = Self.join(components.path, resource.path)
+            components.path = join(components.path, path)
         }
-        if !resource.query.isEmpty {
-            components.queryItems = (components.queryItems ?? []) + resource.query
+        if !query.isEmpty {
+            components.queryItems = (components.queryItems ?? []) + query
             // `+` means a space to most servers, so a literal plus must be escaped.
             components.percentEncodedQuery = components.percentEncodedQuery?
                 .replacingOccurrences(of: "+", with: "%2B")
         }
         guard let url = components.url, url.scheme?.isEmpty == false, url.host?.isEmpty == false else {
-            throw .invalidRequest(reason: "\"\(resource.path)\" does not make a valid URL with \(baseURL)")
+            throw .invalidRequest(reason: "\"\(path)\" does not make a valid URL with \(baseURL)")
         }
         return url
     }

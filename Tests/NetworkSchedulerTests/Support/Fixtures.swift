@@ -14,6 +14,17 @@ struct UserName: Decodable, Sendable, Equatable {
     let name: String
 }
 
+/// A user whose decoding counts itself, in the `Counter` its decoder carries.
+struct CountedUser: Decodable, Sendable {
+    static let counterKey = CodingUserInfoKey(rawValue: "decodes")!
+    let name: String
+
+    init(from decoder: any Decoder) throws {
+        _ = (decoder.userInfo[Self.counterKey] as? Counter)?.next()
+        name = try UserName(from: decoder).name
+    }
+}
+
 struct NewPost: Encodable, Sendable {
     let text: String
 }
