@@ -69,7 +69,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     override public func execute() {
-        guard !isCancelled, !isAbandoned else {
+        guard !isCancelled else {
             complete(.failure(.cancelled), started: nil)
             return
         }
@@ -110,32 +110,6 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             }
         }
         running?.cancel()
-    }
-
-    /// Cancels the operation for the scheduler without telling its queue: one still waiting
-    /// finishes without touching the network when the queue starts it; a running one cancels its
-    /// task. `cancel()` makes the queue re-examine its operations, which made cancelling a
-    /// screen's 10,000 queued requests cost about 10 µs each.
-    func abandon() {
-        let running: (any TransportTask)? = task.withLock { state in
-            switch state {
-            case .running(let task, _):
-                return task
-            case .idle:
-                state = .cancelled
-                return nil
-            case .cancelled, .completed:
-                return nil
-            }
-        }
-        running?.cancel()
-    }
-
-    private var isAbandoned: Bool {
-        task.withLock { state in
-            if case .cancelled = state { return true }
-            return false
-        }
     }
 
     private func complete(_ result: Result<TransportResponse, ServiceError>, started: UInt64?) {

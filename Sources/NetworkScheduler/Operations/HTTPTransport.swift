@@ -41,10 +41,6 @@ public protocol HTTPTransport: Sendable {
 public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the tasks.
     public let session: URLSession
-    /// Where tasks are resumed, one after another. FoundationNetworking closed and reopened
-    /// keep-alive connections when tasks were resumed from many threads at once (hundreds of
-    /// connections per 10,000 requests, against a handful from one queue).
-    private let resumeQueue = DispatchQueue(label: "NetworkScheduler.URLSessionTransport.resume")
 
     /// A transport over `session`; the shared session by default.
     public init(session: URLSession = .shared) {
@@ -70,7 +66,7 @@ public struct URLSessionTransport: HTTPTransport {
                 completion(.failure(URLError(.badServerResponse)))
             }
         }
-        resumeQueue.async { task.resume() }
+        task.resume()
         return task
     }
 }

@@ -204,7 +204,7 @@ public final class RequestScheduler: Sendable {
     /// Ends one caller with `.cancelled`; the call goes on while other callers want it.
     func cancel(_ handle: RequestHandle) {
         guard let (handle, operation) = state.withLock({ $0.cancel(handle.id) }) else { return }
-        operation?.abandon()
+        operation?.cancel()
         handle.complete(with: .failure(.cancelled))
     }
 
