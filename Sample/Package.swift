@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "friends-demo", targets: ["FriendsDemo"]),
+        .library(name: "SocialServer", targets: ["SocialServer"]),
     ],
     dependencies: [
         .package(path: ".."),

@@ -19,6 +19,10 @@ public final class ArrivalLog: Sendable {
 
     private struct State {
         var arrivals: [Arrival] = []
+        /// Per route, so that recording stays constant-time however many have arrived.
+        var counts: [Route: Int] = [:]
+        /// The client ports seen: one per TCP connection the clients opened.
+        var clientPorts: Set<Int> = []
         var waiters: [Waiter] = []
     }
 
@@ -28,16 +32,16 @@ public final class ArrivalLog: Sendable {
     public var all: [Arrival] { state.withLockedValue { $0.arrivals } }
 
     /// How many requests reached each route.
-    public var counts: [Route: Int] {
-        state.withLockedValue { state in
-            state.arrivals.reduce(into: [:]) { counts, arrival in counts[arrival.route, default: 0] += 1 }
-        }
-    }
+    public var counts: [Route: Int] { state.withLockedValue { $0.counts } }
 
     /// How many requests reached `route`.
     public func count(_ route: Route) -> Int {
-        state.withLockedValue { $0.arrivals.count { $0.route == route } }
+        state.withLockedValue { $0.counts[route, default: 0] }
     }
+
+    /// How many TCP connections the requests so far came in on, told apart by the client's port
+    /// (which the client's system does not reuse until it has cycled through its port range).
+    public var connections: Int { state.withLockedValue { $0.clientPorts.count } }
 
     /// Waits until `count` requests have reached `route`, or `timeout` seconds have passed.
     /// Returns whether they did.
@@ -45,7 +49,7 @@ public final class ArrivalLog: Sendable {
     public func wait(for count: Int, at route: Route, timeout: Double = 10) async -> Bool {
         await withCheckedContinuation { continuation in
             let reached = state.withLockedValue { state -> Bool in
-                if state.arrivals.count(where: { $0.route == route }) >= count { return true }
+                if state.counts[route, default: 0] >= count { return true }
                 state.waiters.append(Waiter(route: route, count: count, continuation: continuation))
                 return false
             }
@@ -64,10 +68,12 @@ public final class ArrivalLog: Sendable {
         }
     }
 
-    func record(_ route: Route, target: String) {
+    func record(_ route: Route, target: String, clientPort: Int?) {
         let reached: [CheckedContinuation<Bool, Never>] = state.withLockedValue { state in
             state.arrivals.append(Arrival(route: route, target: target))
-            let count = state.arrivals.count { $0.route == route }
+            state.counts[route, default: 0] += 1
+            if let clientPort { state.clientPorts.insert(clientPort) }
+            let count = state.counts[route, default: 0]
             let reached = state.waiters.filter { $0.route == route && $0.count <= count }
             state.waiters.removeAll { $0.route == route && $0.count <= count }
             return reached.map(\.continuation)

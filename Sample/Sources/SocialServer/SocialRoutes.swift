@@ -126,7 +126,7 @@ struct SocialRoutes: Sendable {
         authenticated: Bool = true,
         respond: (_ userID: Int) async throws -> Response
     ) async -> Response {
-        arrivals.record(route, target: request.uri.description)
+        arrivals.record(route, target: request.uri.description, clientPort: context.channel.remoteAddress?.port)
         await faults.passGate(route)
         let fault = faults.take(for: route)
         if let latency = fault?.latencyMilliseconds {

@@ -1,0 +1,10 @@
+/// The models the benchmarks decode: what the SocialServer sends for a user and their friends.
+struct User: Decodable, Sendable {
+    let id: Int
+    let name: String
+    let email: String?
+}
+
+struct Session: Decodable, Sendable {
+    let token: String
+}

@@ -1,0 +1,67 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+import SocialServer
+import Synchronization
+
+/// Scenario 5: `lowRequests` low-priority feed pages (the server takes `lowLatency` ms over
+/// each) fill the queue; then high-priority profile requests are sent one after another while
+/// the lows still wait. Each high's queue wait is compared with a low's time on the wire.
+struct PriorityUnderSaturation {
+    struct Result {
+        let highQueueWaits: [Double]
+        let lowWireTimes: [Double]
+        /// Lows still unanswered when the last high ended: proof the queue stayed saturated.
+        let lowsWaitingAtEnd: Int
+    }
+
+    let lowRequests: Int
+    let highRequests: Int
+    let lowLatencyMilliseconds: Int
+
+    func run() async throws -> Result {
+        let loopback = try await Loopback.start(requests: 0, concurrency: 0)
+        let server = loopback.server
+        defer { Task { await server.stop() } }
+        server.faults[.feed] = .latency(milliseconds: lowLatencyMilliseconds)
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let scheduler = RequestScheduler { $0.transport = URLSessionTransport(session: session) }
+        let token = loopback.token
+        let api = APIClient(baseURL: server.baseURL, scheduler: scheduler, bearerToken: { token })
+
+        let lowsDone = Countdown(lowRequests)
+        let lowWireTimes = Samples()
+        for page in 0..<lowRequests {
+            let feed = Resource<Data>(path: "/feed", query: [URLQueryItem(name: "page", value: "\(page)")], decoding: .data)
+            scheduler.sendForResponse(api.request(feed), priority: .low) { result in
+                if let metrics = try? result.get().metrics { lowWireTimes.append(metrics.networkDuration) }
+                lowsDone.tick()
+            }
+        }
+        var highQueueWaits: [Double] = []
+        for index in 0..<highRequests {
+            let user = Resource<User>(path: "/users/\(1 + index % 3)", deduplication: .disabled)
+            let response = try await scheduler.response(for: api.request(user), priority: .high)
+            highQueueWaits.append(response.metrics.queuedDuration)
+        }
+        let lowsWaiting = server.arrivals.count(.feed) < lowRequests ? lowRequests - server.arrivals.count(.feed) : 0
+        let finished = await lowsDone.wait(timeout: 120)
+        precondition(finished, "the low-priority requests did not finish within 120 s")
+        return Result(highQueueWaits: highQueueWaits, lowWireTimes: lowWireTimes.values, lowsWaitingAtEnd: lowsWaiting)
+    }
+}
+
+/// Values appended from any thread.
+final class Samples: Sendable {
+    private let storage = Mutex<[Double]>([])
+
+    func append(_ value: Double) {
+        storage.withLock { $0.append(value) }
+    }
+
+    var values: [Double] { storage.withLock { $0 } }
+}

@@ -1,0 +1,153 @@
+import Benchmark
+import Foundation
+
+// Each benchmark runs the scheduler and its baseline in the same iteration, alternating which
+// goes first, and reports ratios and differences as custom metrics: absolute times on a shared
+// 2-core machine drift between runs, ratios taken side by side do not.
+
+let benchmarks: @Sendable () -> Void = {
+    registerLoopback(concurrency: 8)
+    registerLoopback(concurrency: 64)
+    registerSchedulingCost()
+    registerFanOut()
+    registerGroupCancellation()
+    registerPriorityUnderSaturation()
+    registerQueuedMemory()
+}
+
+/// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
+func metric(_ name: String, prefersLarger: Bool = false) -> BenchmarkMetric {
+    .custom(name, polarity: prefersLarger ? .prefersLarger : .prefersSmaller, useScalingFactor: false)
+}
+
+/// A configuration for a benchmark whose iterations take seconds.
+func configuration(_ metrics: [BenchmarkMetric], iterations: Int, warmup: Int = 1) -> Benchmark.Configuration {
+    .init(metrics: metrics, units: Dictionary(uniqueKeysWithValues: metrics.map { ($0, .count) }),
+          warmupIterations: warmup, maxDuration: .seconds(600), maxIterations: iterations)
+}
+
+/// Percent, rounded: the custom metrics are integers.
+func percent(_ ratio: Double) -> Int {
+    Int((ratio * 100).rounded())
+}
+
+func registerLoopback(concurrency: Int) {
+    typealias Client = Loopback.Client
+    let throughput = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): requests/s", prefersLarger: true)) })
+    let connections = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): TCP connections")) })
+    let vsRawCompletion = metric("scheduler completion ÷ raw completion (%)", prefersLarger: true)
+    let vsBestRaw = metric("best scheduler ÷ best raw (%)", prefersLarger: true)
+    let cpuAdded = metric("scheduler completion CPU over raw completion (µs/request)")
+    let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { connections[$0]! }
+        + [vsRawCompletion, vsBestRaw, cpuAdded]
+    Benchmark("1. Loopback throughput, 10,000 GETs, concurrency \(concurrency)",
+              configuration: configuration(metrics, iterations: 3)) { benchmark in
+        do {
+            let loopback = try await Loopback.start(requests: 10_000, concurrency: concurrency)
+            defer { Task { await loopback.server.stop() } }
+            var order = Client.allCases
+            if benchmark.currentIteration % 2 == 1 { order.reverse() }
+            let runs = try await loopback.run(order)
+            for client in Client.allCases {
+                benchmark.measurement(throughput[client]!, Int(runs[client]!.cost.perSecond))
+                benchmark.measurement(connections[client]!, runs[client]!.connections)
+            }
+            let rate = { (client: Client) in runs[client]!.cost.perSecond }
+            benchmark.measurement(vsRawCompletion, percent(rate(.schedulerCompletion) / rate(.rawCompletion)))
+            benchmark.measurement(vsBestRaw, percent(max(rate(.schedulerCompletion), rate(.schedulerAsync))
+                / max(rate(.rawCompletion), rate(.rawAsync), rate(.plainOperation))))
+            let added = runs[.schedulerCompletion]!.cost.cpuNanosecondsEach - runs[.rawCompletion]!.cost.cpuNanosecondsEach
+            benchmark.measurement(cpuAdded, Int((added / 1000).rounded()))
+        } catch {
+            benchmark.error("\(error)")
+        }
+    }
+}
+
+func registerSchedulingCost() {
+    typealias Variant = SchedulingCost.Variant
+    let requestsPerSecond = Dictionary(uniqueKeysWithValues: Variant.allCases.map { ($0, metric("\($0.rawValue): requests/s", prefersLarger: true)) })
+    let cpuEach = Dictionary(uniqueKeysWithValues: Variant.allCases.map { ($0, metric("\($0.rawValue): CPU ns/request")) })
+    let addedCompletion = metric("scheduler completion: added CPU over bare (ns/request)")
+    let addedOverDecoding = metric("scheduler completion: added CPU over bare + decode (ns/request)")
+    let addedAsync = metric("scheduler async: added CPU over bare (ns/request)")
+    let ratio = metric("scheduler completion ÷ bare queue throughput (%)", prefersLarger: true)
+    let ratioDecoding = metric("scheduler completion ÷ bare queue + decode throughput (%)", prefersLarger: true)
+    let metrics = Variant.allCases.map { requestsPerSecond[$0]! } + Variant.allCases.map { cpuEach[$0]! }
+        + [addedCompletion, addedOverDecoding, addedAsync, ratio, ratioDecoding]
+    Benchmark("2. Scheduling cost, 20,000 stubbed requests",
+              configuration: configuration(metrics, iterations: 10)) { benchmark in
+        let scenario = SchedulingCost(requests: 20_000)
+        var order = Variant.allCases
+        if benchmark.currentIteration % 2 == 1 { order.reverse() }
+        var costs: [Variant: Cost] = [:]
+        for variant in order { costs[variant] = await scenario.run(variant) }
+        for variant in Variant.allCases {
+            benchmark.measurement(requestsPerSecond[variant]!, Int(costs[variant]!.perSecond))
+            benchmark.measurement(cpuEach[variant]!, Int(costs[variant]!.cpuNanosecondsEach))
+        }
+        let bare = costs[.bareQueue]!.cpuNanosecondsEach
+        benchmark.measurement(addedCompletion, Int(costs[.schedulerCompletion]!.cpuNanosecondsEach - bare))
+        let decoding = costs[.bareQueueDecoding]!.cpuNanosecondsEach
+        benchmark.measurement(addedOverDecoding, Int(costs[.schedulerCompletion]!.cpuNanosecondsEach - decoding))
+        benchmark.measurement(addedAsync, Int(costs[.schedulerAsync]!.cpuNanosecondsEach - bare))
+        benchmark.measurement(ratio, percent(costs[.schedulerCompletion]!.perSecond / costs[.bareQueue]!.perSecond))
+        benchmark.measurement(ratioDecoding, percent(costs[.schedulerCompletion]!.perSecond
+            / costs[.bareQueueDecoding]!.perSecond))
+    }
+}
+
+func registerFanOut() {
+    let perJoiner = metric("response to last delivery (ns/joiner)")
+    let calls = metric("network calls")
+    Benchmark("3. Dedup fan-out, 10,000 identical requests",
+              configuration: configuration([perJoiner, calls], iterations: 10)) { benchmark in
+        let result = await FanOut(callers: 10_000).run()
+        benchmark.measurement(perJoiner, Int(result.deliveryNanoseconds) / result.callers)
+        benchmark.measurement(calls, result.networkCalls)
+    }
+}
+
+func registerGroupCancellation() {
+    let cancelCall = metric("cancelAll() (ns/request)")
+    let delivered = metric("until every caller has .cancelled (ns/request)")
+    let reached = metric("requests that reached the transport")
+    Benchmark("4. Group cancellation, 10,000 queued requests",
+              configuration: configuration([cancelCall, delivered, reached], iterations: 10)) { benchmark in
+        let result = await GroupCancellation(requests: 10_000).run()
+        benchmark.measurement(cancelCall, Int(result.cancelCallNanoseconds) / result.requests)
+        benchmark.measurement(delivered, Int(result.allDeliveredNanoseconds) / result.requests)
+        benchmark.measurement(reached, result.reachedTransport)
+    }
+}
+
+func registerPriorityUnderSaturation() {
+    let highP50 = metric("high priority: queue wait p50 (µs)")
+    let highP99 = metric("high priority: queue wait p99 (µs)")
+    let lowWire = metric("low priority: time on the wire p50 (µs)")
+    let ratio = metric("high p99 wait ÷ low wire time (%)")
+    let saturated = metric("lows still waiting after the last high", prefersLarger: true)
+    Benchmark("5. Priority under saturation, 1,000 low then 100 high",
+              configuration: configuration([highP50, highP99, lowWire, ratio, saturated], iterations: 3)) { benchmark in
+        do {
+            let result = try await PriorityUnderSaturation(lowRequests: 1_000, highRequests: 100, lowLatencyMilliseconds: 5).run()
+            let wire = percentile(0.5, of: result.lowWireTimes)
+            let p99 = percentile(0.99, of: result.highQueueWaits)
+            benchmark.measurement(highP50, Int(percentile(0.5, of: result.highQueueWaits) * 1e6))
+            benchmark.measurement(highP99, Int(p99 * 1e6))
+            benchmark.measurement(lowWire, Int(wire * 1e6))
+            benchmark.measurement(ratio, percent(p99 / wire))
+            benchmark.measurement(saturated, result.lowsWaitingAtEnd)
+        } catch {
+            benchmark.error("\(error)")
+        }
+    }
+}
+
+func registerQueuedMemory() {
+    let resident = metric("resident bytes per queued request")
+    Benchmark("6. Memory, 100,000 queued requests",
+              configuration: configuration([resident], iterations: 1, warmup: 0)) { benchmark in
+        benchmark.measurement(resident, Int(await QueuedMemory(requests: 100_000).run()))
+    }
+}

@@ -1,0 +1,29 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+// A path dependency is named after its folder, which differs between clones.
+let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(path: "../Sample"),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "SchedulerBenchmarks",
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "SocialServer", package: "Sample"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/SchedulerBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
