@@ -16,11 +16,10 @@ struct FanOut {
     func run() async -> Result {
         let transport = StubTransport(body: SchedulingCost.body)
         transport.hold()
-        let scheduler = RequestScheduler { $0.transport = transport }
-        let api = APIClient(baseURL: URL(string: "http://stub.invalid")!, scheduler: scheduler)
+        let api = transport.client()
         let delivered = Countdown(callers)
         for _ in 0..<callers {
-            api.scheduler.send(api.request(Resource<User>(path: "/users/1"))) { result in
+            api.send(Resource<User>(path: "/users/1")) { result in
                 precondition((try? result.get()) != nil, "a joiner failed")
                 delivered.tick()
             }

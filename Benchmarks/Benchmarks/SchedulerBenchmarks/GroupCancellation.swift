@@ -18,18 +18,18 @@ struct GroupCancellation {
     func run() async -> Result {
         let transport = StubTransport(body: SchedulingCost.body)
         transport.hold()
-        let scheduler = RequestScheduler { $0.transport = transport }
-        let api = APIClient(baseURL: URL(string: "http://stub.invalid")!, scheduler: scheduler)
+        let api = transport.client()
         // The budget's worth of requests outside the group hold every slot.
-        let blockers = Countdown(scheduler.maximumConcurrentRequestsPerHost)
-        for index in 0..<scheduler.maximumConcurrentRequestsPerHost {
-            api.scheduler.send(api.request(Resource<User>(path: "/blockers/\(index)"))) { _ in blockers.tick() }
+        let budget = api.scheduler.maximumConcurrentRequestsPerHost
+        let blockers = Countdown(budget)
+        for index in 0..<budget {
+            api.send(Resource<User>(path: "/blockers/\(index)")) { _ in blockers.tick() }
         }
-        await waitUntil { transport.started == scheduler.maximumConcurrentRequestsPerHost }
+        await waitUntil { transport.started == budget }
         let screen = RequestGroup()
         let cancelled = Countdown(requests)
         for index in 0..<requests {
-            api.scheduler.send(api.request(Resource<User>(path: "/users/\(index)")), group: screen) { result in
+            api.send(Resource<User>(path: "/users/\(index)"), group: screen) { result in
                 guard case .failure(.cancelled) = result else { preconditionFailure("a grouped request was not cancelled") }
                 cancelled.tick()
             }
@@ -43,9 +43,9 @@ struct GroupCancellation {
         // started would be counted.
         transport.release()
         _ = await blockers.wait(timeout: 10)
-        await scheduler.queuesDrained()
+        await api.scheduler.queuesDrained()
         return Result(cancelCallNanoseconds: returned - start, allDeliveredNanoseconds: cancelled.endedAt - start,
-                      reachedTransport: transport.started - scheduler.maximumConcurrentRequestsPerHost,
+                      reachedTransport: transport.started - budget,
                       requests: requests)
     }
 }

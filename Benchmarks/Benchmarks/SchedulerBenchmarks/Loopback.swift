@@ -22,7 +22,6 @@ struct Loopback: Sendable {
     }
 
     struct Run {
-        let client: Client
         let cost: Cost
         let connections: Int
     }
@@ -51,7 +50,7 @@ struct Loopback: Sendable {
             let session = URLSession(configuration: .ephemeral)
             let cost = try await run(client, session: session)
             session.finishTasksAndInvalidate()
-            runs[client] = Run(client: client, cost: cost, connections: server.arrivals.connections - connectionsBefore)
+            runs[client] = Run(cost: cost, connections: server.arrivals.connections - connectionsBefore)
         }
         return runs
     }
@@ -115,7 +114,7 @@ struct Loopback: Sendable {
                 @Sendable func sendNext() {
                     let index = next.take()
                     guard index < requests else { return }
-                    api.scheduler.send(api.request(Self.friends(index))) { result in
+                    api.send(Self.friends(index)) { result in
                         if case .failure = result { failures.take() }
                         done()
                         sendNext()
@@ -127,7 +126,7 @@ struct Loopback: Sendable {
             let api = makeClient(session)
             cost = await measure(count: requests) { done in
                 await workers { index in
-                    if (try? await api.scheduler.value(for: api.request(Self.friends(index)))) == nil {
+                    if (try? await api.value(for: Self.friends(index))) == nil {
                         failures.take()
                     }
                     done()

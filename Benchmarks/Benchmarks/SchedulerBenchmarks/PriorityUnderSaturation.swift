@@ -14,7 +14,7 @@ struct PriorityUnderSaturation {
     struct Result {
         let highQueueWaits: [Double]
         let lowWireTimes: [Double]
-        /// Lows still unanswered when the last high ended: proof the queue stayed saturated.
+        /// Lows not yet sent when the last high ended: proof the queue stayed saturated.
         let lowsWaitingAtEnd: Int
     }
 
@@ -45,10 +45,10 @@ struct PriorityUnderSaturation {
         var highQueueWaits: [Double] = []
         for index in 0..<highRequests {
             let user = Resource<User>(path: "/users/\(1 + index % 3)", deduplication: .disabled)
-            let response = try await scheduler.response(for: api.request(user), priority: .high)
+            let response = try await api.response(for: user, priority: .high)
             highQueueWaits.append(response.metrics.queuedDuration)
         }
-        let lowsWaiting = server.arrivals.count(.feed) < lowRequests ? lowRequests - server.arrivals.count(.feed) : 0
+        let lowsWaiting = max(0, lowRequests - server.arrivals.count(.feed))
         let finished = await lowsDone.wait(timeout: 120)
         precondition(finished, "the low-priority requests did not finish within 120 s")
         return Result(highQueueWaits: highQueueWaits, lowWireTimes: lowWireTimes.values, lowsWaitingAtEnd: lowsWaiting)

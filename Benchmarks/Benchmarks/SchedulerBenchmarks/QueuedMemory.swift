@@ -11,13 +11,12 @@ struct QueuedMemory {
     func run() async -> Double {
         let transport = StubTransport(body: SchedulingCost.body)
         transport.hold()
-        let scheduler = RequestScheduler { $0.transport = transport }
-        let api = APIClient(baseURL: URL(string: "http://stub.invalid")!, scheduler: scheduler)
+        let api = transport.client()
         let screen = RequestGroup()
         let cancelled = Countdown(requests)
         let before = residentBytes()
         for index in 0..<requests {
-            api.scheduler.send(api.request(Resource<User>(path: "/users/\(index)")), group: screen) { _ in
+            api.send(Resource<User>(path: "/users/\(index)"), group: screen) { _ in
                 cancelled.tick()
             }
         }
@@ -26,7 +25,7 @@ struct QueuedMemory {
         let finished = await cancelled.wait(timeout: 60)
         precondition(finished, "the queued requests were not all cancelled within 60 s")
         transport.release()
-        await scheduler.queuesDrained()
+        await api.scheduler.queuesDrained()
         return Double(grown) / Double(requests)
     }
 }

@@ -22,28 +22,18 @@ struct SchedulingCost {
 
     func run(_ variant: Variant) async -> Cost {
         switch variant {
-        case .bareQueue:
+        case .bareQueue, .bareQueueDecoding:
+            let decodes = variant == .bareQueueDecoding
             let queue = OperationQueue()
             queue.maxConcurrentOperationCount = 6
             return await measure(count: requests) { done in
                 for _ in 0..<requests {
                     queue.addOperation(PlainAsyncOperation { finish in
                         DispatchQueue.global().async {
-                            finish()
-                            done()
-                        }
-                    })
-                }
-            }
-        case .bareQueueDecoding:
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = 6
-            return await measure(count: requests) { done in
-                for _ in 0..<requests {
-                    queue.addOperation(PlainAsyncOperation { finish in
-                        DispatchQueue.global().async {
-                            let user = try? JSONDecoder().decode(User.self, from: Self.body)
-                            precondition(user != nil, "the stubbed body did not decode")
+                            if decodes {
+                                let user = try? JSONDecoder().decode(User.self, from: Self.body)
+                                precondition(user != nil, "the stubbed body did not decode")
+                            }
                             finish()
                             done()
                         }
@@ -54,7 +44,7 @@ struct SchedulingCost {
             let api = Self.client()
             return await measure(count: requests) { done in
                 for index in 0..<requests {
-                    api.scheduler.send(api.request(Self.user(index))) { result in
+                    api.send(Self.user(index)) { result in
                         precondition((try? result.get()) != nil, "a stubbed request failed")
                         done()
                     }
@@ -65,7 +55,7 @@ struct SchedulingCost {
             return await measure(count: requests) { done in
                 for index in 0..<requests {
                     Task {
-                        let user = try? await api.scheduler.value(for: api.request(Self.user(index)))
+                        let user = try? await api.value(for: Self.user(index))
                         precondition(user != nil, "a stubbed request failed")
                         done()
                     }
@@ -75,8 +65,7 @@ struct SchedulingCost {
     }
 
     private static func client() -> APIClient {
-        let scheduler = RequestScheduler { $0.transport = StubTransport(body: body) }
-        return APIClient(baseURL: URL(string: "http://stub.invalid")!, scheduler: scheduler)
+        StubTransport(body: body).client()
     }
 
     private static func user(_ index: Int) -> Resource<User> {

@@ -27,6 +27,12 @@ final class StubTransport: HTTPTransport {
         response = TransportResponse(data: body, response: http)
     }
 
+    /// A client for `http://stub.invalid` whose scheduler sends through this transport.
+    func client() -> APIClient {
+        let scheduler = RequestScheduler { $0.transport = self }
+        return APIClient(baseURL: URL(string: "http://stub.invalid")!, scheduler: scheduler)
+    }
+
     /// How many tasks were started: the requests that reached the "network".
     var started: Int { state.withLock { $0.started } }
 

@@ -57,7 +57,8 @@ extension ResponseDecoding where Model == Void {
 extension JSONDecoder {
     /// One decoder with the default settings, shared by every resource that does not bring its
     /// own: making a decoder per request costs time, and sharing one lets joiners share a decode.
-    public static let standard = JSONDecoder()
+    /// Not public: a caller changing its settings would change every resource's.
+    @usableFromInline static let standard = JSONDecoder()
 }
 
 /// Which model type, read by which decoder.

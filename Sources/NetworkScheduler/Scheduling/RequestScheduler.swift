@@ -223,7 +223,6 @@ public final class RequestScheduler: Sendable {
     // MARK: - Events
 
     func record(_ outcome: RequestOutcome, of handle: RequestHandle, metrics: ResponseMetrics) {
-        guard !configuration.eventMonitors.isEmpty else { return }
         switch outcome {
         case .succeeded: record(.succeeded(handle.id, handle.priority, metrics))
         case .failed(let error): record(.failed(handle.id, handle.priority, error, metrics))
