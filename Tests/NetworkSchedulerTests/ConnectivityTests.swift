@@ -12,8 +12,8 @@ import Testing
         let outcomes = Outcomes<User>()
         harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("a"))
 
-        let suspended = harness.scheduler.state.withLock { $0.operationQueues.allSatisfy(\.isSuspended) }
-        #expect(suspended)
+        let line = harness.scheduler.state.withLock { $0.lineCounts }
+        #expect(line.running == 0 && line.waiting == 1)
         #expect(harness.transport.arrivals.count == 0)
 
         connectivity.set(connected: true)

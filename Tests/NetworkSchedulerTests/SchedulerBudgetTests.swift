@@ -24,6 +24,46 @@ import Testing
         #expect(harness.transport.maxInFlight == 3)
     }
 
+    @Test func aWaitingCallHasNoOperationUntilABudgetSlotFrees() async {
+        let harness = Harness(budget: 2) { _ in .hold }
+        for index in 0..<10 {
+            harness.api.send(Resource<User>(path: "users/\(index)")) { _ in }
+        }
+        await harness.transport.arrivals.wait(for: 2)
+        var (operations, line) = harness.scheduler.state.withLock { ($0.operations.count, $0.lineCounts) }
+        #expect(operations == 2 && line.running == 2 && line.waiting == 8)
+        #expect(harness.scheduler.census.queuedOperations <= 2)
+
+        harness.transport.release(with: .json(userJSON))
+        await harness.transport.arrivals.wait(for: 3)
+
+        (operations, line) = harness.scheduler.state.withLock { ($0.operations.count, $0.lineCounts) }
+        #expect(operations == 2 && line.running == 2 && line.waiting == 7)
+    }
+
+    @Test func cancellingEveryWaitingCallLeavesNothingInTheLine() async {
+        let harness = Harness(budget: 1) { _ in .hold }
+        harness.api.send(Resource<User>(path: "blocker")) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        let screen = RequestGroup()
+        let outcomes = Outcomes<User>()
+        for index in 0..<100 {
+            let priority = RequestPriority.allCases[index % RequestPriority.allCases.count]
+            harness.api.send(Resource<User>(path: "users/\(index)"), priority: priority, group: screen,
+                             completion: outcomes.completion("\(index)"))
+        }
+
+        screen.cancelAll()
+
+        let ended = await outcomes.wait(for: 100)
+        #expect(ended.count == 100 && ended.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
+        let (line, isEmpty) = harness.scheduler.state.withLock { ($0.lineCounts, $0.waitingLinesAreEmpty) }
+        #expect(line.running == 1 && line.waiting == 0 && isEmpty)
+        harness.transport.release(with: .json(userJSON))
+        await harness.events.ended.wait(for: 101)
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
     @Test func eachHostHasItsOwnBudget() async {
         let harness = Harness(budget: 1) { _ in .hold }
         harness.api.send(Resource<User>(path: "https://one.test/a")) { _ in }

@@ -8,11 +8,22 @@ import FoundationNetworking
 /// Every caller is in `callers` from `send` until the one method that removes it; whoever
 /// removes it delivers its outcome, so each caller ends exactly once. A network call lives in
 /// `calls` from its first attempt until its outcome is delivered or its last caller leaves,
-/// across retries and a token refresh, so that identical requests join it all along. The
-/// methods only decide: they return what must happen next (start an operation, deliver, wait,
-/// refresh a token), and the scheduler does it after unlocking.
+/// across retries and a token refresh, so that identical requests join it all along.
+///
+/// A call waits for a budget slot in its host's ``WaitingLine``, as a few words of state; its
+/// `DataTaskOperation` is made, and added to the host's `OperationQueue`, only when a slot is
+/// free. So a long queue costs little memory, cancelling a waiting call is a dictionary removal,
+/// and the queue never holds more operations than the budget. The methods only decide: they
+/// return what must happen next (start operations, deliver, wait, refresh a token), and the
+/// scheduler does it after unlocking.
 struct SchedulerState {
     typealias CallID = Int
+
+    /// An operation that got a budget slot: add it to its host's queue.
+    struct Start {
+        let operation: DataTaskOperation
+        let queue: OperationQueue
+    }
 
     private enum Stage {
         /// Waiting for this many dependencies to succeed.
@@ -28,6 +39,16 @@ struct SchedulerState {
         var stage: Stage
     }
 
+    /// Where a call's current attempt is.
+    private enum Attempt {
+        /// In its host's waiting line since this uptime; `ticket` marks its live entry there.
+        case waiting(ticket: Int, since: UInt64)
+        /// Its operation holds one of its host's budget slots.
+        case running(DataTaskOperation)
+        /// Between attempts: waiting to retry, or for a new token.
+        case paused
+    }
+
     private struct Call {
         let key: RequestKey?
         /// The first caller's request: how to build it again after a token refresh.
@@ -38,9 +59,8 @@ struct SchedulerState {
         var request: URLRequest
         /// The `Idempotency-Key` it carries, which gives 409 and 422 their meaning.
         let idempotencyKey: String?
-        /// The running or queued attempt; nil while waiting to retry or refreshing the token.
-        var operation: DataTaskOperation?
-        var attempt = 1
+        var attempt = Attempt.paused
+        var attemptNumber = 1
         var replayedWithNewToken = false
         var subscribers: Set<RequestID> = []
         var priorities = PriorityCounts()
@@ -53,8 +73,18 @@ struct SchedulerState {
         case gone
         /// It joined an identical call in flight.
         case joined
-        /// It made a new call: add the operation to the queue.
-        case enqueue(DataTaskOperation, OperationQueue)
+        /// It made a new call, sending `request`, which starts the operations given (its own
+        /// when a budget slot was free).
+        case created(request: URLRequest, starts: [Start])
+    }
+
+    /// One host's network calls: how many hold a budget slot, and which wait for one.
+    private struct Lane {
+        let queue: OperationQueue
+        var running = 0
+        var waiting = WaitingLine()
+        /// Live entries in `waiting`.
+        var waitingCount = 0
     }
 
     /// What to do after an attempt of a call ended.
@@ -69,28 +99,52 @@ struct SchedulerState {
         case refreshToken(TokenAuthenticator, rejected: String?, attempt: Int, request: URLRequest)
     }
 
-    typealias MakeOperation = (CallID, URLRequest) -> DataTaskOperation
+    /// Makes the operation for a call's attempt, given the uptime since which it waited.
+    typealias MakeOperation = (CallID, URLRequest, _ host: String, _ waitingSince: UInt64) -> DataTaskOperation
 
+    /// The most operations running at once per host.
+    let budget: Int
     private var callers: [RequestID: Caller] = [:]
     private var calls: [CallID: Call] = [:]
     private var registry: [RequestKey: CallID] = [:]
-    private var queues: [String: OperationQueue] = [:]
+    private var lanes: [String: Lane] = [:]
     private var nextCallID: CallID = 0
+    private var nextTicket = 0
     private var isOffline = false
+
+    init(budget: Int) {
+        self.budget = budget
+    }
 
     /// Live callers, network calls and registry entries: all zero once everything has ended.
     var census: (callers: Int, calls: Int, registered: Int) {
         (callers.count, calls.count, registry.count)
     }
 
-    /// The operations of the calls in flight, for diagnostics.
+    /// The operations of the calls holding a budget slot, for diagnostics.
     var operations: [DataTaskOperation] {
-        calls.values.compactMap(\.operation)
+        calls.values.compactMap { call in
+            if case .running(let operation) = call.attempt { return operation }
+            return nil
+        }
+    }
+
+    /// Calls holding a budget slot, and calls waiting for one, over all hosts.
+    var lineCounts: (running: Int, waiting: Int) {
+        lanes.values.reduce(into: (0, 0)) { counts, lane in
+            counts.0 += lane.running
+            counts.1 += lane.waitingCount
+        }
+    }
+
+    /// Whether the waiting lines hold no entry at all, stale ones included.
+    var waitingLinesAreEmpty: Bool {
+        lanes.values.allSatisfy(\.waiting.isEmpty)
     }
 
     /// The per-host queues, for diagnostics.
     var operationQueues: [OperationQueue] {
-        Array(queues.values)
+        lanes.values.map(\.queue)
     }
 
     // MARK: - Callers
@@ -125,7 +179,6 @@ struct SchedulerState {
         idempotencyKey: String?,
         key: RequestKey?,
         host: String,
-        budget: Int,
         defaultPolicy: RetryPolicy,
         now: UInt64,
         makeOperation: MakeOperation
@@ -153,27 +206,27 @@ struct SchedulerState {
             idempotencyKey = UUID().uuidString
             sent.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         }
-        let operation = makeOperation(callID, sent)
-        operation.queuePriority = priority.queuePriority
         var call = Call(key: key, submission: handle.submission, host: host,
                         policy: handle.submission.retryPolicy ?? defaultPolicy,
-                        request: sent, idempotencyKey: idempotencyKey, operation: operation, subscribers: [id])
+                        request: sent, idempotencyKey: idempotencyKey, subscribers: [id])
         call.priorities.add(priority)
         calls[callID] = call
         if let key { registry[key] = callID }
         callers[id]?.stage = .attached(callID, since: now)
-        return .enqueue(operation, queue(for: host, budget: budget))
+        line(callID, now: now)
+        return .created(request: sent, starts: startWaiting(on: host, now: now, makeOperation: makeOperation))
     }
 
     /// Removes a caller on cancellation. Returns it, and the operation to cancel when it was the
-    /// last caller of its call; nil if it had already ended.
+    /// last caller of its running call; nil if it had already ended.
     mutating func cancel(_ id: RequestID) -> (RequestHandle, DataTaskOperation?)? {
         guard let caller = callers.removeValue(forKey: id) else { return nil }
         guard case .attached(let callID, _) = caller.stage, let remaining = calls[callID]?.subscribers.count else {
             return (caller.handle, nil)
         }
         if remaining == 1 {
-            return (caller.handle, removeCall(callID)?.operation)
+            guard case .running(let operation)? = removeCall(callID)?.attempt else { return (caller.handle, nil) }
+            return (caller.handle, operation)
         }
         calls[callID]?.subscribers.remove(id)
         reprioritize(callID) { $0.remove(caller.handle.priority) }
@@ -182,53 +235,65 @@ struct SchedulerState {
 
     // MARK: - Attempts
 
-    /// An attempt of a call ended: retry it, refresh its token, or deliver its outcome.
+    /// An attempt of a call on `host` ended, which frees its budget slot for the calls waiting
+    /// (returned as `starts`). Decides whether to retry the call, refresh its token, or deliver
+    /// its outcome.
     mutating func end(
+        _ callID: CallID,
+        on host: String,
+        with outcome: Result<TransportResponse, ServiceError>,
+        timing: DataTaskOperation.Timing,
+        jitter: @autoclosure () -> Double,
+        makeOperation: MakeOperation
+    ) -> (ending: Ending, starts: [Start]) {
+        lanes[host]?.running -= 1
+        let starts = startWaiting(on: host, now: timing.completed, makeOperation: makeOperation)
+        return (end(callID, with: outcome, timing: timing, jitter: jitter()), starts)
+    }
+
+    private mutating func end(
         _ callID: CallID,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
         jitter: @autoclosure () -> Double
     ) -> Ending {
         guard calls[callID] != nil else { return .gone }
-        calls[callID]!.operation = nil
+        calls[callID]!.attempt = .paused
         let call = calls[callID]!
         if case .success(let payload) = outcome, payload.response.statusCode == 401,
            let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
             calls[callID]!.replayedWithNewToken = true
             return .refreshToken(authenticator, rejected: Self.bearerToken(of: call.request),
-                                 attempt: call.attempt + 1, request: call.request)
+                                 attempt: call.attemptNumber + 1, request: call.request)
         }
         if isOffline, case .failure(.noConnection) = outcome {
             // Offline with a monitor: wait in the suspended queue; this is not an attempt.
-            return .retry(after: 0, attempt: call.attempt, request: call.request)
+            return .retry(after: 0, attempt: call.attemptNumber, request: call.request)
         }
-        if let delay = call.policy.delay(before: call.attempt, of: call.request, after: outcome, jitter: jitter()) {
-            calls[callID]!.attempt += 1
-            return .retry(after: delay, attempt: call.attempt + 1, request: call.request)
+        if let delay = call.policy.delay(before: call.attemptNumber, of: call.request, after: outcome, jitter: jitter()) {
+            calls[callID]!.attemptNumber += 1
+            return .retry(after: delay, attempt: call.attemptNumber + 1, request: call.request)
         }
         return .deliver(deliver(outcome, of: callID, timing: timing))
     }
 
-    /// Starts the next attempt of a call waiting between attempts, with a rebuilt request after a
-    /// token refresh. Returns nil if its callers have all left.
+    /// Puts a call that was between attempts back in its host's line, with a rebuilt request
+    /// after a token refresh. Returns what starts now; nothing if its callers have all left.
     mutating func restart(
         _ callID: CallID,
         rebuilt: URLRequest? = nil,
-        budget: Int,
         makeOperation: MakeOperation
-    ) -> (DataTaskOperation, OperationQueue)? {
-        guard var call = calls[callID], call.operation == nil, let priority = call.priorities.highest else { return nil }
+    ) -> [Start] {
+        guard let call = calls[callID], case .paused = call.attempt else { return [] }
         if var rebuilt {
             if let key = call.idempotencyKey {
                 rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key")
             }
-            call.request = rebuilt
+            calls[callID]!.request = rebuilt
         }
-        let operation = makeOperation(callID, call.request)
-        operation.queuePriority = priority.queuePriority
-        call.operation = operation
-        calls[callID] = call
-        return (operation, queue(for: call.host, budget: budget))
+        let now = DispatchTime.now().uptimeNanoseconds
+        line(callID, now: now)
+        return startWaiting(on: call.host, now: now, makeOperation: makeOperation)
     }
 
     /// How to build a waiting call's request again, if its callers are still there.
@@ -244,10 +309,13 @@ struct SchedulerState {
 
     // MARK: - Connectivity
 
-    /// Records whether the network is reachable, and stops or resumes the queues to match.
-    mutating func setConnected(_ isConnected: Bool) {
+    /// Records whether the network is reachable. While it is not, no waiting call starts, and
+    /// the queues hold what they have not started yet; once it is, what fits starts.
+    mutating func setConnected(_ isConnected: Bool, makeOperation: MakeOperation) -> [Start] {
         isOffline = !isConnected
-        for queue in queues.values { queue.isSuspended = isOffline }
+        for lane in lanes.values { lane.queue.isSuspended = isOffline }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return lanes.keys.flatMap { startWaiting(on: $0, now: now, makeOperation: makeOperation) }
     }
 
     // MARK: - Helpers
@@ -278,26 +346,73 @@ struct SchedulerState {
     private mutating func removeCall(_ callID: CallID) -> Call? {
         guard let call = calls.removeValue(forKey: callID) else { return nil }
         if let key = call.key, registry[key] == callID { registry[key] = nil }
+        if case .waiting = call.attempt { leaveLine(on: call.host) }
         return call
     }
 
-    /// Applies a change to a call's callers' priorities, and moves its operation in the queue
-    /// when the highest changes. Done under the lock so that concurrent changes apply in order.
-    private mutating func reprioritize(_ callID: CallID, _ change: (inout PriorityCounts) -> Void) {
-        guard let before = calls[callID]?.priorities.highest else { return }
-        change(&calls[callID]!.priorities)
-        guard let call = calls[callID], let after = call.priorities.highest, after != before else { return }
-        call.operation?.queuePriority = after.queuePriority
+    // MARK: - Waiting lines
+
+    /// Puts a call at the back of its host's line, at its highest caller's priority.
+    private mutating func line(_ callID: CallID, now: UInt64) {
+        guard let call = calls[callID], let priority = call.priorities.highest else { return }
+        if case .waiting = call.attempt {} else {
+            if lanes[call.host] == nil { lanes[call.host] = makeLane(call.host) }
+            lanes[call.host]!.waitingCount += 1
+        }
+        nextTicket += 1
+        calls[callID]!.attempt = .waiting(ticket: nextTicket, since: now)
+        lanes[call.host]!.waiting.append(.init(callID: callID, ticket: nextTicket), priority: priority)
     }
 
-    private mutating func queue(for host: String, budget: Int) -> OperationQueue {
-        if let queue = queues[host] { return queue }
+    /// A waiting call left its host's line (its entry there is now stale).
+    private mutating func leaveLine(on host: String) {
+        lanes[host]!.waitingCount -= 1
+        if lanes[host]!.waitingCount == 0 { lanes[host]!.waiting.removeAll() }
+    }
+
+    /// Gives the free budget slots of `host` to its first waiting calls, and returns their
+    /// operations. Nothing starts while offline.
+    private mutating func startWaiting(on host: String, now: UInt64, makeOperation: MakeOperation) -> [Start] {
+        guard !isOffline, var lane = lanes[host], lane.running < budget, lane.waitingCount > 0 else { return [] }
+        lanes[host] = nil // so that the lane is changed in place, not copied
+        var starts: [Start] = []
+        while lane.running < budget, let entry = lane.waiting.popFirst(isLive: { entry in
+            guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
+            return true
+        }) {
+            let call = calls[entry.callID]!
+            guard case .waiting(_, let since) = call.attempt else { preconditionFailure("a live entry's call is waiting") }
+            let operation = makeOperation(entry.callID, call.request, host, since)
+            operation.queuePriority = call.priorities.highest!.queuePriority
+            calls[entry.callID]!.attempt = .running(operation)
+            lane.running += 1
+            lane.waitingCount -= 1
+            starts.append(Start(operation: operation, queue: lane.queue))
+        }
+        if lane.waitingCount == 0 { lane.waiting.removeAll() }
+        lanes[host] = lane
+        return starts
+    }
+
+    private func makeLane(_ host: String) -> Lane {
         let queue = OperationQueue()
         queue.name = "NetworkScheduler \(host)"
         queue.maxConcurrentOperationCount = budget
         queue.isSuspended = isOffline
-        queues[host] = queue
-        return queue
+        return Lane(queue: queue)
+    }
+
+    /// Applies a change to a call's callers' priorities, and moves it in its line when the
+    /// highest changes. Done under the lock so that concurrent changes apply in order.
+    private mutating func reprioritize(_ callID: CallID, _ change: (inout PriorityCounts) -> Void) {
+        guard let before = calls[callID]?.priorities.highest else { return }
+        change(&calls[callID]!.priorities)
+        guard let call = calls[callID], let after = call.priorities.highest, after != before else { return }
+        switch call.attempt {
+        case .waiting(_, let since): line(callID, now: since)
+        case .running(let operation): operation.queuePriority = after.queuePriority
+        case .paused: break
+        }
     }
 
     private static func bearerToken(of request: URLRequest) -> String? {

@@ -7,15 +7,19 @@ import FoundationNetworking
 // What happens between the attempts of a network call: backoff, a token refresh, a wait for
 // connectivity. The decisions are `SchedulerState.end(_:with:timing:jitter:)`'s.
 extension RequestScheduler {
-    /// Decides what an attempt's outcome means for its call, and does it.
+    /// Gives the attempt's budget slot to the next waiting call, decides what the attempt's
+    /// outcome means for its call, and does it.
     func attemptEnded(
         _ callID: SchedulerState.CallID,
+        on host: String,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing
     ) {
-        let ending = state.withLock {
-            $0.end(callID, with: outcome, timing: timing, jitter: Double.random(in: 0...1))
+        let (ending, starts) = state.withLock {
+            $0.end(callID, on: host, with: outcome, timing: timing, jitter: Double.random(in: 0...1),
+                   makeOperation: makeOperation)
         }
+        start(starts)
         switch ending {
         case .gone:
             break
@@ -41,13 +45,10 @@ extension RequestScheduler {
         }
     }
 
-    /// Starts the next attempt of a call, unless its callers have all left meanwhile.
+    /// Puts a call back in its waiting line for its next attempt, unless its callers have all
+    /// left meanwhile.
     private func restart(_ callID: SchedulerState.CallID, rebuilt: URLRequest? = nil) {
-        let next = state.withLock { state in
-            state.restart(callID, rebuilt: rebuilt, budget: maximumConcurrentRequestsPerHost, makeOperation: makeOperation)
-        }
-        guard let (operation, queue) = next else { return }
-        queue.addOperation(operation)
+        start(state.withLock { $0.restart(callID, rebuilt: rebuilt, makeOperation: makeOperation) })
     }
 
     /// Builds the call's request again, now carrying the new token, and sends it.

@@ -27,7 +27,7 @@ public final class RequestScheduler: Sendable {
     /// The most network calls it runs at once to one host.
     public let maximumConcurrentRequestsPerHost: Int
 
-    let state = Locked(SchedulerState())
+    let state: Locked<SchedulerState>
     private let lastID = Locked<UInt64>(0)
 
     /// A scheduler with the given configuration.
@@ -38,12 +38,15 @@ public final class RequestScheduler: Sendable {
             max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
             transportLimit
         )
+        state = Locked(SchedulerState(budget: maximumConcurrentRequestsPerHost))
         if let monitor = configuration.connectivityMonitor {
-            state.withLock { $0.setConnected(monitor.isConnected) }
-            monitor.start { [weak self] isConnected in
-                self?.state.withLock { $0.setConnected(isConnected) }
-            }
+            setConnected(monitor.isConnected)
+            monitor.start { [weak self] isConnected in self?.setConnected(isConnected) }
         }
+    }
+
+    private func setConnected(_ isConnected: Bool) {
+        start(state.withLock { $0.setConnected(isConnected, makeOperation: makeOperation) })
     }
 
     /// A scheduler with the default configuration, adjusted by `configure`.
@@ -165,18 +168,22 @@ public final class RequestScheduler: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
             state.attach(handle, isNew: isNew, request: urlRequest, idempotencyKey: headers.idempotencyKey, key: key, host: host,
-                         budget: maximumConcurrentRequestsPerHost, defaultPolicy: configuration.retryPolicy,
-                         now: now, makeOperation: makeOperation)
+                         defaultPolicy: configuration.retryPolicy, now: now, makeOperation: makeOperation)
         }
         switch attachment {
         case .gone:
             break
         case .joined:
             record(.joined(handle.id, handle.priority, urlRequest))
-        case .enqueue(let operation, let queue):
-            record(.enqueued(handle.id, handle.priority, operation.request))
-            queue.addOperation(operation)
+        case .created(let sent, let starts):
+            record(.enqueued(handle.id, handle.priority, sent))
+            start(starts)
         }
+    }
+
+    /// Hands operations that got a budget slot to their queues.
+    func start(_ starts: [SchedulerState.Start]) {
+        for start in starts { start.queue.addOperation(start.operation) }
     }
 
     /// The caller's `URLRequest`, and the host whose queue and budget it uses.
@@ -188,15 +195,22 @@ public final class RequestScheduler: Sendable {
         return (urlRequest, "\(scheme)://\(host):\(url.port ?? -1)")
     }
 
-    func makeOperation(_ callID: SchedulerState.CallID, _ urlRequest: URLRequest) -> DataTaskOperation {
+    /// The operation for one attempt of a call, made when it gets a budget slot.
+    func makeOperation(
+        _ callID: SchedulerState.CallID,
+        _ urlRequest: URLRequest,
+        host: String,
+        waitingSince: UInt64
+    ) -> DataTaskOperation {
         DataTaskOperation(
             request: urlRequest,
             transport: configuration.transport,
-            onStart: { [self] queuedFor in
-                record(.started(urlRequest, queuedFor: queuedFor))
+            onStart: { [self] _ in
+                // Since the call entered its waiting line, not since this operation was made.
+                record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: DispatchTime.now().uptimeNanoseconds)))
             },
             onCompletion: { [self] outcome, timing in
-                attemptEnded(callID, with: outcome, timing: timing)
+                attemptEnded(callID, on: host, with: outcome, timing: timing)
             }
         )
     }

@@ -1,0 +1,58 @@
+/// The network calls waiting for a budget slot on one host: highest priority first, first in
+/// first out within a priority.
+///
+/// Entries are never taken out of the middle. A call that leaves, or moves to another priority,
+/// simply stops matching its old entry's ticket, and a stale entry is dropped when it comes up;
+/// so joining, leaving and reprioritising all cost constant time, whatever the line's length.
+struct WaitingLine {
+    struct Entry {
+        let callID: Int
+        let ticket: Int
+    }
+
+    /// One priority's entries, oldest first; `head` is where the oldest unread one is.
+    private struct Bucket {
+        var entries: [Entry] = []
+        var head = 0
+
+        mutating func popFirst() -> Entry? {
+            guard head < entries.count else { return nil }
+            let entry = entries[head]
+            head += 1
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 4_096, head * 2 >= entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+            return entry
+        }
+    }
+
+    private var buckets = [Bucket](repeating: Bucket(), count: RequestPriority.allCases.count)
+
+    /// Whether no entry, live or stale, is left.
+    var isEmpty: Bool { buckets.allSatisfy { $0.head == $0.entries.count } }
+
+    mutating func append(_ entry: Entry, priority: RequestPriority) {
+        buckets[priority.rawValue].entries.append(entry)
+    }
+
+    /// Removes and returns the first live entry, by priority then age, dropping the stale ones
+    /// before it.
+    mutating func popFirst(isLive: (Entry) -> Bool) -> Entry? {
+        for priority in buckets.indices.reversed() {
+            while let entry = buckets[priority].popFirst() {
+                if isLive(entry) { return entry }
+            }
+        }
+        return nil
+    }
+
+    /// Forgets every entry: for when the calls waiting have all left, so that their stale
+    /// entries do not outlive them.
+    mutating func removeAll() {
+        buckets = [Bucket](repeating: Bucket(), count: RequestPriority.allCases.count)
+    }
+}
