@@ -1,7 +1,8 @@
 /// How many live callers of one call ask for each priority, so the call's effective priority
-/// (the highest) is known in constant time as callers join and leave.
+/// (the highest) is known in constant time as callers join and leave. Kept inline: no
+/// allocation per call.
 struct PriorityCounts {
-    private var counts = [Int](repeating: 0, count: RequestPriority.allCases.count)
+    private var counts = SIMD8<Int32>()
 
     var highest: RequestPriority? {
         RequestPriority.allCases.last { counts[$0.rawValue] > 0 }

@@ -62,7 +62,7 @@ struct SchedulerState {
         var attempt = Attempt.paused
         var attemptNumber = 1
         var replayedWithNewToken = false
-        var subscribers: Set<RequestID> = []
+        var subscribers: Subscribers
         var priorities = PriorityCounts()
         var wasShared = false
     }
@@ -208,7 +208,7 @@ struct SchedulerState {
         }
         var call = Call(key: key, submission: handle.submission, host: host,
                         policy: handle.submission.retryPolicy ?? defaultPolicy,
-                        request: sent, idempotencyKey: idempotencyKey, subscribers: [id])
+                        request: sent, idempotencyKey: idempotencyKey, subscribers: Subscribers(id))
         call.priorities.add(priority)
         calls[callID] = call
         if let key { registry[key] = callID }
@@ -354,14 +354,15 @@ struct SchedulerState {
 
     /// Puts a call at the back of its host's line, at its highest caller's priority.
     private mutating func line(_ callID: CallID, now: UInt64) {
-        guard let call = calls[callID], let priority = call.priorities.highest else { return }
-        if case .waiting = call.attempt {} else {
-            if lanes[call.host] == nil { lanes[call.host] = makeLane(call.host) }
-            lanes[call.host]!.waitingCount += 1
+        // Read field by field: copying the whole call would retain and release all it holds.
+        guard let host = calls[callID]?.host, let priority = calls[callID]?.priorities.highest else { return }
+        if case .waiting = calls[callID]!.attempt {} else {
+            if lanes[host] == nil { lanes[host] = makeLane(host) }
+            lanes[host]!.waitingCount += 1
         }
         nextTicket += 1
         calls[callID]!.attempt = .waiting(ticket: nextTicket, since: now)
-        lanes[call.host]!.waiting.append(.init(callID: callID, ticket: nextTicket), priority: priority)
+        lanes[host]!.waiting.append(.init(callID: callID, ticket: nextTicket), priority: priority)
     }
 
     /// A waiting call left its host's line (its entry there is now stale).
@@ -380,10 +381,9 @@ struct SchedulerState {
             guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
             return true
         }) {
-            let call = calls[entry.callID]!
-            guard case .waiting(_, let since) = call.attempt else { preconditionFailure("a live entry's call is waiting") }
-            let operation = makeOperation(entry.callID, call.request, host, since)
-            operation.queuePriority = call.priorities.highest!.queuePriority
+            guard case .waiting(_, let since) = calls[entry.callID]!.attempt else { preconditionFailure("a live entry's call is waiting") }
+            let operation = makeOperation(entry.callID, calls[entry.callID]!.request, host, since)
+            operation.queuePriority = calls[entry.callID]!.priorities.highest!.queuePriority
             calls[entry.callID]!.attempt = .running(operation)
             lane.running += 1
             lane.waitingCount -= 1
@@ -407,8 +407,8 @@ struct SchedulerState {
     private mutating func reprioritize(_ callID: CallID, _ change: (inout PriorityCounts) -> Void) {
         guard let before = calls[callID]?.priorities.highest else { return }
         change(&calls[callID]!.priorities)
-        guard let call = calls[callID], let after = call.priorities.highest, after != before else { return }
-        switch call.attempt {
+        guard let after = calls[callID]?.priorities.highest, after != before else { return }
+        switch calls[callID]!.attempt {
         case .waiting(_, let since): line(callID, now: since)
         case .running(let operation): operation.queuePriority = after.queuePriority
         case .paused: break

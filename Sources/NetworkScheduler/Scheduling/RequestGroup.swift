@@ -33,7 +33,9 @@ public final class RequestGroup: Sendable {
             defer { members = [:] }
             return Array(members.values)
         }
-        for handle in handles { handle.cancel() }
+        // A group may hold requests of several schedulers: each cancels its own in one pass.
+        let bySchedulers = Dictionary(grouping: handles) { ObjectIdentifier($0.scheduler) }
+        for handles in bySchedulers.values { handles[0].scheduler.cancel(handles) }
     }
 
     func insert(_ handle: RequestHandle) {

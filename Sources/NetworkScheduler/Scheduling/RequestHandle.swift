@@ -62,7 +62,7 @@ public final class RequestHandle: Sendable {
 
     /// Ends this caller with ``ServiceError/cancelled``, unless it has already ended.
     public func cancel() {
-        scheduler.cancel(self)
+        scheduler.cancel([self])
     }
 
     /// How the request ended, once its completion has run; nil before.
@@ -97,18 +97,45 @@ public final class RequestHandle: Sendable {
     /// Delivers the caller's one outcome. The scheduler calls this once, after removing the
     /// caller from its state under the lock; a second call is a bug and is ignored.
     func complete(with result: CallResult) {
+        guard claim() else { return }
+        if let deliveryQueue {
+            deliveryQueue.async { self.deliverNow(result) }
+        } else {
+            deliverNow(result)
+        }
+    }
+
+    /// Delivers many callers' outcomes, in order, with one hop to each delivery queue rather
+    /// than one per caller: for a call's joiners, or a group cancelled at once.
+    static func complete(_ deliveries: [(RequestHandle, CallResult)]) {
+        guard deliveries.count > 1 else {
+            if let (handle, result) = deliveries.first { handle.complete(with: result) }
+            return
+        }
+        var batches: [ObjectIdentifier: (queue: DispatchQueue, deliveries: [(RequestHandle, CallResult)])] = [:]
+        for (handle, result) in deliveries where handle.claim() {
+            guard let queue = handle.deliveryQueue else {
+                handle.deliverNow(result)
+                continue
+            }
+            batches[ObjectIdentifier(queue), default: (queue, [])].deliveries.append((handle, result))
+        }
+        for (queue, batch) in batches.values {
+            queue.async {
+                for (handle, result) in batch { handle.deliverNow(result) }
+            }
+        }
+    }
+
+    /// Moves from active to delivering; false (and an assertion) if the caller was completed before.
+    private func claim() -> Bool {
         let claimed = phase.withLock { phase -> Bool in
             guard case .active(let observers) = phase else { return false }
             phase = .delivering(observers: observers)
             return true
         }
         assert(claimed, "caller \(id) was completed twice")
-        guard claimed else { return }
-        if let deliveryQueue {
-            deliveryQueue.async { self.deliverNow(result) }
-        } else {
-            deliverNow(result)
-        }
+        return claimed
     }
 
     private func deliverNow(_ result: CallResult) {

@@ -24,7 +24,7 @@ extension RequestScheduler {
         case .gone:
             break
         case .deliver(let deliveries):
-            for (handle, result) in deliveries { handle.complete(with: result) }
+            RequestHandle.complete(deliveries)
         case let .retry(delay, attempt, request):
             record(.retried(request, attempt: attempt, after: delay, cause: Self.cause(of: outcome)))
             if delay > 0 {
@@ -62,8 +62,7 @@ extension RequestScheduler {
     }
 
     private func failCall(_ callID: SchedulerState.CallID, with error: ServiceError) {
-        let deliveries = state.withLock { $0.fail(callID, with: error) }
-        for (handle, result) in deliveries { handle.complete(with: result) }
+        RequestHandle.complete(state.withLock { $0.fail(callID, with: error) })
     }
 
     /// The error a retried attempt ended with, for the event monitor.

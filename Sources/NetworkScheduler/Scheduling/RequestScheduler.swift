@@ -215,11 +215,22 @@ public final class RequestScheduler: Sendable {
         )
     }
 
-    /// Ends one caller with `.cancelled`; the call goes on while other callers want it.
-    func cancel(_ handle: RequestHandle) {
-        guard let (handle, operation) = state.withLock({ $0.cancel(handle.id) }) else { return }
-        operation?.cancel()
-        handle.complete(with: .failure(.cancelled))
+    /// Ends callers with `.cancelled`, in one pass under the lock; each call goes on while
+    /// other callers want it.
+    func cancel(_ handles: [RequestHandle]) {
+        let (cancelled, operations) = state.withLock { state in
+            var cancelled: [(RequestHandle, CallResult)] = []
+            var operations: [DataTaskOperation] = []
+            cancelled.reserveCapacity(handles.count)
+            for handle in handles {
+                guard let (handle, operation) = state.cancel(handle.id) else { continue }
+                cancelled.append((handle, .failure(.cancelled)))
+                if let operation { operations.append(operation) }
+            }
+            return (cancelled, operations)
+        }
+        for operation in operations { operation.cancel() }
+        RequestHandle.complete(cancelled)
     }
 
     private func fail(_ id: RequestID, with error: ServiceError) {

@@ -1,0 +1,49 @@
+/// The callers subscribed to one network call. Almost every call has one, which is kept
+/// without allocating a set; joiners turn it into a set.
+struct Subscribers: Sequence {
+    private enum Storage {
+        case one(RequestID)
+        case many(Set<RequestID>)
+    }
+
+    private var storage: Storage
+
+    init(_ first: RequestID) {
+        storage = .one(first)
+    }
+
+    var count: Int {
+        switch storage {
+        case .one: 1
+        case .many(let set): set.count
+        }
+    }
+
+    mutating func insert(_ id: RequestID) {
+        switch storage {
+        case .one(let first):
+            storage = .many([first, id])
+        case .many(var set):
+            storage = .one(id) // lets go of the set, so that the insertion does not copy it
+            set.insert(id)
+            storage = .many(set)
+        }
+    }
+
+    mutating func remove(_ id: RequestID) {
+        guard case .many(var set) = storage else { return }
+        storage = .one(id)
+        set.remove(id)
+        storage = .many(set)
+    }
+
+    func makeIterator() -> AnyIterator<RequestID> {
+        switch storage {
+        case .one(let id):
+            var next: RequestID? = id
+            return AnyIterator { defer { next = nil }; return next }
+        case .many(let set):
+            return AnyIterator(set.makeIterator())
+        }
+    }
+}
