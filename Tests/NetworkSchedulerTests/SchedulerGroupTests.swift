@@ -28,6 +28,25 @@ import Testing
         withExtendedLifetime(staying) {}
     }
 
+    @Test func aGroupCancelsItsCallersOnEverySchedulerItWasUsedWith() async {
+        let first = Harness { _ in .hold }
+        let second = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        let screen = RequestGroup()
+        first.api.send(Resource<User>(path: "a"), group: screen, completion: outcomes.completion("first a"))
+        second.api.send(Resource<User>(path: "b"), group: screen, completion: outcomes.completion("second b"))
+        first.api.send(Resource<User>(path: "c"), group: screen, completion: outcomes.completion("first c"))
+        await first.transport.arrivals.wait(for: 2)
+        await second.transport.arrivals.wait(for: 1)
+
+        screen.cancelAll()
+
+        let cancelled = await outcomes.wait(for: 3)
+        #expect(cancelled.count == 3 && cancelled.values.allSatisfy { $0.failure == .cancelled }, "\(cancelled)")
+        #expect(await first.transport.cancellations.wait(for: 2).count == 2)
+        #expect(await second.transport.cancellations.wait(for: 1).count == 1)
+    }
+
     @Test func aCallSharedWithAnotherGroupKeepsRunningForIt() async throws {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()

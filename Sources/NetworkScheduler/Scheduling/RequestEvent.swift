@@ -6,7 +6,7 @@ import FoundationNetworking
 /// Identifies one caller of ``RequestScheduler/send(_:priority:group:after:completion:)``.
 public struct RequestID: Hashable, Sendable, CustomStringConvertible {
     let value: UInt64
-    /// `#` and a number, in the order callers were sent.
+    /// `#` and a number, unique in the process, in the order callers were sent.
     public var description: String { "#\(value)" }
 }
 

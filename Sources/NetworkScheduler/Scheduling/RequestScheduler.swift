@@ -28,7 +28,9 @@ public final class RequestScheduler: Sendable {
     public let maximumConcurrentRequestsPerHost: Int
 
     let state: Locked<SchedulerState>
-    private let lastID = Locked<UInt64>(0)
+    /// Shared by every scheduler, so that an ID names one caller in the whole process: a group
+    /// or a monitor may see the callers of several schedulers.
+    private static let lastID = Locked<UInt64>(0)
 
     /// A scheduler with the given configuration.
     public init(configuration: Configuration = Configuration()) {
@@ -239,7 +241,7 @@ public final class RequestScheduler: Sendable {
     }
 
     private func nextID() -> RequestID {
-        RequestID(value: lastID.withLock { id in
+        RequestID(value: Self.lastID.withLock { id in
             id += 1
             return id
         })
