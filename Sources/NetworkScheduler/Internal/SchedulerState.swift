@@ -65,6 +65,18 @@ struct SchedulerState {
         var subscribers: Subscribers
         var priorities = PriorityCounts()
         var wasShared = false
+
+        /// Moves a waiting call to running, with the operation `make` builds from its request
+        /// and the uptime since which it waited.
+        mutating func begin(_ make: (URLRequest, _ waitingSince: UInt64) -> DataTaskOperation) -> DataTaskOperation {
+            guard case .waiting(_, let since) = attempt, let priority = priorities.highest else {
+                preconditionFailure("only a waiting call, which has callers, can begin an attempt")
+            }
+            let operation = make(request, since)
+            operation.queuePriority = priority.queuePriority
+            attempt = .running(operation)
+            return operation
+        }
     }
 
     /// What became of a caller whose request was ready.
@@ -267,7 +279,7 @@ struct SchedulerState {
                                  attempt: call.attemptNumber + 1, request: call.request)
         }
         if isOffline, case .failure(.noConnection) = outcome {
-            // Offline with a monitor: wait in the suspended queue; this is not an attempt.
+            // Offline with a monitor: wait in the line until the network returns; this is not an attempt.
             return .retry(after: 0, attempt: call.attemptNumber, request: call.request)
         }
         if let delay = call.policy.delay(before: call.attemptNumber, of: call.request, after: outcome, jitter: jitter()) {
@@ -381,10 +393,9 @@ struct SchedulerState {
             guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
             return true
         }) {
-            guard case .waiting(_, let since) = calls[entry.callID]!.attempt else { preconditionFailure("a live entry's call is waiting") }
-            let operation = makeOperation(entry.callID, calls[entry.callID]!.request, host, since)
-            operation.queuePriority = calls[entry.callID]!.priorities.highest!.queuePriority
-            calls[entry.callID]!.attempt = .running(operation)
+            let operation = calls[entry.callID]!.begin { request, since in
+                makeOperation(entry.callID, request, host, since)
+            }
             lane.running += 1
             lane.waitingCount -= 1
             starts.append(Start(operation: operation, queue: lane.queue))
