@@ -75,6 +75,19 @@ import Testing
         #expect(harness.transport.heldCount == 2)
     }
 
+    @Test func aHostNamedWithItsDefaultPortSharesItsBudget() async {
+        let harness = Harness(budget: 1) { _ in .hold }
+        harness.api.send(Resource<User>(path: "http://one.test/a")) { _ in }
+        harness.api.send(Resource<User>(path: "http://ONE.test:80/b")) { _ in }
+        harness.api.send(Resource<User>(path: "https://one.test:443/c")) { _ in }
+        harness.api.send(Resource<User>(path: "https://one.test/d")) { _ in }
+
+        await harness.transport.arrivals.wait(for: 2)
+        let line = harness.scheduler.state.withLock { $0.lineCounts }
+        #expect(line.running == 2 && line.waiting == 2)
+        #expect(harness.transport.heldCount == 2)
+    }
+
     @Test func theBudgetNeverExceedsWhatTheTransportCanRun() {
         let transport = StubTransport(maximumConnectionsPerHost: 4)
         let tooMany = RequestScheduler(configuration: .init(transport: transport, maximumConcurrentRequestsPerHost: 50))

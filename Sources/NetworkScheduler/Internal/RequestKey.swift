@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 
 /// What makes two requests the same call: compared in full, never by a digest that could collide.
+/// ``PreparedRequest/key(_:)`` makes it.
 struct RequestKey: Hashable, Sendable {
     private enum Identity: Hashable, Sendable {
         case request(method: String, url: String, body: Data?, headers: MeaningfulHeaders)
@@ -12,30 +13,24 @@ struct RequestKey: Hashable, Sendable {
 
     private let identity: Identity
 
-    /// The key for a request, or nil when it must not be shared.
-    init?(_ request: URLRequest, headers: MeaningfulHeaders, deduplication: Deduplication) {
-        switch deduplication {
-        case .disabled:
-            return nil
-        case .key(let key):
-            identity = .custom(key)
-        case .automatic:
-            // A streamed body cannot be compared, so such a request is never shared.
-            guard let url = request.url, request.httpBodyStream == nil else { return nil }
-            identity = .request(method: request.httpMethod ?? "GET", url: url.absoluteString,
-                                body: request.httpBody, headers: headers)
-        }
+    init(method: String, url: String, body: Data?, headers: MeaningfulHeaders) {
+        identity = .request(method: method, url: url, body: body, headers: headers)
+    }
+
+    init(custom key: String) {
+        identity = .custom(key)
     }
 }
 
 /// The headers that change what a request means (the rest, such as User-Agent or tracing ids,
-/// do not), found in one pass over the request's headers, whatever their spelling.
+/// do not), whatever their spelling.
 struct MeaningfulHeaders: Hashable, Sendable {
     var authorization: String?
     var accept: String?
     var contentType: String?
     var idempotencyKey: String?
 
+    /// Found in one pass over a `URLRequest`'s headers.
     init(of request: URLRequest) {
         guard let fields = request.allHTTPHeaderFields else { return }
         for (name, value) in fields {
@@ -48,5 +43,13 @@ struct MeaningfulHeaders: Hashable, Sendable {
             default: break
             }
         }
+    }
+
+    /// Looked up in headers whose names are already case-insensitive.
+    init(of headers: HeaderFields) {
+        authorization = headers[lowercased: "authorization"]
+        accept = headers[lowercased: "accept"]
+        contentType = headers[lowercased: "content-type"]
+        idempotencyKey = headers[lowercased: "idempotency-key"]
     }
 }

@@ -53,10 +53,9 @@ struct SchedulerState {
         let key: RequestKey?
         /// The first caller's request: how to build it again after a token refresh.
         let submission: Submission
-        let host: String
         let policy: RetryPolicy
         /// The request as sent, with its idempotency key, reused by every attempt.
-        var request: URLRequest
+        var request: PreparedRequest
         /// The `Idempotency-Key` it carries, which gives 409 and 422 their meaning.
         let idempotencyKey: String?
         var attempt = Attempt.paused
@@ -68,7 +67,7 @@ struct SchedulerState {
 
         /// Moves a waiting call to running, with the operation `make` builds from its request
         /// and the uptime since which it waited.
-        mutating func begin(_ make: (URLRequest, _ waitingSince: UInt64) -> DataTaskOperation) -> DataTaskOperation {
+        mutating func begin(_ make: (PreparedRequest, _ waitingSince: UInt64) -> DataTaskOperation) -> DataTaskOperation {
             guard case .waiting(_, let since) = attempt, let priority = priorities.highest else {
                 preconditionFailure("only a waiting call, which has callers, can begin an attempt")
             }
@@ -87,7 +86,7 @@ struct SchedulerState {
         case joined
         /// It made a new call, sending `request`, which starts the operations given (its own
         /// when a budget slot was free).
-        case created(request: URLRequest, starts: [Start])
+        case created(request: PreparedRequest, starts: [Start])
     }
 
     /// One host's network calls: how many hold a budget slot, and which wait for one.
@@ -106,13 +105,13 @@ struct SchedulerState {
         /// Deliver to each remaining caller.
         case deliver([(RequestHandle, CallResult)])
         /// Try again after this many seconds (attempt is the next one's number).
-        case retry(after: TimeInterval, attempt: Int, request: URLRequest)
+        case retry(after: TimeInterval, attempt: Int, request: PreparedRequest)
         /// Get a token newer than `rejected`, then replay the call once (as attempt `attempt`).
-        case refreshToken(TokenAuthenticator, rejected: String?, attempt: Int, request: URLRequest)
+        case refreshToken(TokenAuthenticator, rejected: String?, attempt: Int, request: PreparedRequest)
     }
 
     /// Makes the operation for a call's attempt, given the uptime since which it waited.
-    typealias MakeOperation = (CallID, URLRequest, _ host: String, _ waitingSince: UInt64) -> DataTaskOperation
+    typealias MakeOperation = (CallID, PreparedRequest, _ waitingSince: UInt64) -> DataTaskOperation
 
     /// The most operations running at once per host.
     let budget: Int
@@ -187,10 +186,8 @@ struct SchedulerState {
     mutating func attach(
         _ handle: RequestHandle,
         isNew: Bool,
-        request: URLRequest,
-        idempotencyKey: String?,
+        request: PreparedRequest,
         key: RequestKey?,
-        host: String,
         defaultPolicy: RetryPolicy,
         now: UInt64,
         makeOperation: MakeOperation
@@ -212,13 +209,14 @@ struct SchedulerState {
         nextCallID += 1
         let callID = nextCallID
         var sent = request
-        var idempotencyKey = idempotencyKey
+        var idempotencyKey = request.header("idempotency-key")
         if handle.submission.sendsIdempotencyKey, idempotencyKey == nil {
             // One key per logical submit: made with the call, so joiners and retries share it.
-            idempotencyKey = UUID().uuidString
-            sent.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
+            let newKey = UUID().uuidString
+            sent.setValue(newKey, forHTTPHeaderField: "Idempotency-Key")
+            idempotencyKey = newKey
         }
-        var call = Call(key: key, submission: handle.submission, host: host,
+        var call = Call(key: key, submission: handle.submission,
                         policy: handle.submission.retryPolicy ?? defaultPolicy,
                         request: sent, idempotencyKey: idempotencyKey, subscribers: Subscribers(id))
         call.priorities.add(priority)
@@ -226,7 +224,7 @@ struct SchedulerState {
         if let key { registry[key] = callID }
         callers[id]?.stage = .attached(callID, since: now)
         line(callID, now: now)
-        return .created(request: sent, starts: startWaiting(on: host, now: now, makeOperation: makeOperation))
+        return .created(request: sent, starts: startWaiting(on: sent.host, now: now, makeOperation: makeOperation))
     }
 
     /// Removes a caller on cancellation. Returns it, and the operation to cancel when it was the
@@ -282,7 +280,8 @@ struct SchedulerState {
             // Offline with a monitor: wait in the line until the network returns; this is not an attempt.
             return .retry(after: 0, attempt: call.attemptNumber, request: call.request)
         }
-        if let delay = call.policy.delay(before: call.attemptNumber, of: call.request, after: outcome, jitter: jitter()) {
+        if let delay = call.policy.delay(before: call.attemptNumber, method: call.request.method,
+                                         isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter()) {
             calls[callID]!.attemptNumber += 1
             return .retry(after: delay, attempt: call.attemptNumber + 1, request: call.request)
         }
@@ -293,7 +292,7 @@ struct SchedulerState {
     /// after a token refresh. Returns what starts now; nothing if its callers have all left.
     mutating func restart(
         _ callID: CallID,
-        rebuilt: URLRequest? = nil,
+        rebuilt: PreparedRequest? = nil,
         makeOperation: MakeOperation
     ) -> [Start] {
         guard let call = calls[callID], case .paused = call.attempt else { return [] }
@@ -305,7 +304,7 @@ struct SchedulerState {
         }
         let now = DispatchTime.now().uptimeNanoseconds
         line(callID, now: now)
-        return startWaiting(on: call.host, now: now, makeOperation: makeOperation)
+        return startWaiting(on: call.request.host, now: now, makeOperation: makeOperation)
     }
 
     /// How to build a waiting call's request again, if its callers are still there.
@@ -358,7 +357,7 @@ struct SchedulerState {
     private mutating func removeCall(_ callID: CallID) -> Call? {
         guard let call = calls.removeValue(forKey: callID) else { return nil }
         if let key = call.key, registry[key] == callID { registry[key] = nil }
-        if case .waiting = call.attempt { leaveLine(on: call.host) }
+        if case .waiting = call.attempt { leaveLine(on: call.request.host) }
         return call
     }
 
@@ -367,7 +366,7 @@ struct SchedulerState {
     /// Puts a call at the back of its host's line, at its highest caller's priority.
     private mutating func line(_ callID: CallID, now: UInt64) {
         // Read field by field: copying the whole call would retain and release all it holds.
-        guard let host = calls[callID]?.host, let priority = calls[callID]?.priorities.highest else { return }
+        guard let host = calls[callID]?.request.host, let priority = calls[callID]?.priorities.highest else { return }
         if case .waiting = calls[callID]!.attempt {} else {
             if lanes[host] == nil { lanes[host] = makeLane(host) }
             lanes[host]!.waitingCount += 1
@@ -394,7 +393,7 @@ struct SchedulerState {
             return true
         }) {
             let operation = calls[entry.callID]!.begin { request, since in
-                makeOperation(entry.callID, request, host, since)
+                makeOperation(entry.callID, request, since)
             }
             lane.running += 1
             lane.waitingCount -= 1
@@ -426,8 +425,8 @@ struct SchedulerState {
         }
     }
 
-    private static func bearerToken(of request: URLRequest) -> String? {
-        guard let header = request.value(forHTTPHeaderField: "Authorization"), header.hasPrefix("Bearer ") else { return nil }
+    private static func bearerToken(of request: PreparedRequest) -> String? {
+        guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else { return nil }
         return String(header.dropFirst("Bearer ".count))
     }
 }

@@ -44,9 +44,11 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     /// The request this operation sends.
-    public let request: URLRequest
+    public var request: URLRequest { prepared.urlRequest }
+    /// Built into a `URLRequest` when the operation starts, not while it waits.
+    private let prepared: PreparedRequest
     private let transport: any HTTPTransport
-    private let onStart: @Sendable (_ queuedFor: TimeInterval) -> Void
+    private let onStart: @Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void
     private let onCompletion: Completion
     private let created = DispatchTime.now().uptimeNanoseconds
     private let task = Locked(TaskState.idle)
@@ -55,13 +57,24 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     seconds the operation waited since it was created.
     ///   - onCompletion: called exactly once with the outcome, before the operation finishes.
-    public init(
+    public convenience init(
         request: URLRequest,
         transport: any HTTPTransport,
         onStart: @escaping @Sendable (_ queuedFor: TimeInterval) -> Void = { _ in },
         onCompletion: @escaping Completion
     ) {
-        self.request = request
+        self.init(request: PreparedRequest(request), transport: transport, onStart: { _, queuedFor in onStart(queuedFor) },
+                  onCompletion: onCompletion)
+    }
+
+    /// An operation for a prepared request; `onStart` gets the `URLRequest` it sends.
+    init(
+        request: PreparedRequest,
+        transport: any HTTPTransport,
+        onStart: @escaping @Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void,
+        onCompletion: @escaping Completion
+    ) {
+        prepared = request
         self.transport = transport
         self.onStart = onStart
         self.onCompletion = onCompletion
@@ -73,8 +86,9 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             complete(.failure(.cancelled), started: nil)
             return
         }
+        let request = prepared.urlRequest
         let started = DispatchTime.now().uptimeNanoseconds
-        onStart(seconds(from: created, to: started))
+        onStart(request, seconds(from: created, to: started))
         let newTask = transport.startTask(for: request) { [self] result in
             complete(result.mapError(ServiceError.init), started: started)
         }

@@ -14,7 +14,9 @@ import FoundationNetworking
 /// ```
 public struct APIClient: Sendable {
     /// The URL that resource paths are joined to.
-    public var baseURL: URL
+    public var baseURL: URL {
+        didSet { baseHost = PreparedRequest.hostKey(of: baseURL) }
+    }
     /// The scheduler that runs this client's requests.
     public var scheduler: RequestScheduler
     /// Headers sent with every call; a resource's own headers win.
@@ -32,6 +34,8 @@ public struct APIClient: Sendable {
     public var authenticator: TokenAuthenticator?
     /// `defaultHeaders`, with case-insensitive names once and for all.
     private var defaultHeaderFields: HeaderFields
+    /// The host key of `baseURL`, made once: the same for every relative path.
+    private var baseHost: String?
 
     /// A client for the server at `baseURL`, sending through `scheduler`.
     ///
@@ -48,6 +52,7 @@ public struct APIClient: Sendable {
         bearerToken: @escaping @Sendable () -> String? = { nil }
     ) {
         self.baseURL = baseURL
+        baseHost = PreparedRequest.hostKey(of: baseURL)
         self.scheduler = scheduler
         self.defaultHeaders = defaultHeaders
         defaultHeaderFields = HeaderFields(defaultHeaders)
@@ -66,7 +71,7 @@ public struct APIClient: Sendable {
         var request = Request(deduplication: resource.deduplication,
                               acceptableStatusCodes: resource.acceptableStatusCodes,
                               decoding: resource.decoding) { () throws(ServiceError) in
-            try urlRequest(for: resource)
+            try prepare(resource)
         }
         request.submission.retryPolicy = resource.retryPolicy
         request.submission.sendsIdempotencyKey = resource.sendsIdempotencyKey
@@ -77,30 +82,43 @@ public struct APIClient: Sendable {
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.
     public func urlRequest<Model>(for resource: Resource<Model>) throws(ServiceError) -> URLRequest {
-        var request = URLRequest(url: try url(for: resource))
-        request.httpMethod = resource.method.rawValue
-        request.timeoutInterval = resource.timeout ?? timeout
+        try prepare(resource).urlRequest
+    }
+
+    /// The resource's request as its parts, which the scheduler turns into a `URLRequest` only
+    /// when the request starts.
+    func prepare<Model>(_ resource: Resource<Model>) throws(ServiceError) -> PreparedRequest {
+        let (url, host) = try location(of: resource)
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
-        // its spelling. Set once, because each `setValue` call re-validates every header.
+        // its spelling. The defaults are shared, not copied, unless a layer adds to them.
         var headers = defaultHeaderFields
         if let token = bearerToken() {
             headers["Authorization"] = "Bearer \(token)"
         }
-        if let body = resource.body {
+        var body: Data?
+        if let resourceBody = resource.body {
             guard !resource.method.sendsParametersInQuery else {
                 throw .invalidRequest(reason: "a \(resource.method.rawValue) request cannot carry a body")
             }
-            request.httpBody = try body.makeData()
-            headers["Content-Type"] = body.contentType
+            body = try resourceBody.makeData()
+            headers["Content-Type"] = resourceBody.contentType
         }
         headers.merge(resource.headers)
-        request.allHTTPHeaderFields = headers.dictionary
-        return request
+        let parts = PreparedRequest.Parts(method: resource.method.rawValue, url: url, headers: headers, body: body,
+                                          timeout: resource.timeout ?? timeout)
+        return PreparedRequest(parts, host: host)
     }
 
-    private func url<Model>(for resource: Resource<Model>) throws(ServiceError) -> URL {
-        if let url = Self.plainURL(base: baseURL, path: resource.path, query: resource.query) { return url }
-        return try Self.componentsURL(base: baseURL, path: resource.path, query: resource.query)
+    /// The resource's absolute URL, and the host key of its budget.
+    private func location<Model>(of resource: Resource<Model>) throws(ServiceError) -> (url: String, host: String) {
+        if let baseHost, let url = Self.plainURL(base: baseURL, path: resource.path, query: resource.query) {
+            return (url, baseHost)
+        }
+        let url = try Self.componentsURL(base: baseURL, path: resource.path, query: resource.query)
+        guard let host = PreparedRequest.hostKey(of: url) else {
+            throw .invalidRequest(reason: "\(url.absoluteString) has no host")
+        }
+        return (url.absoluteString, host)
     }
 
     /// The general case: `path` absolute or relative to `base`, with anything that needs escaping.
@@ -127,10 +145,11 @@ public struct APIClient: Sendable {
         return url
     }
 
-    /// The common case without `URLComponents`, which costs microseconds on every request: an
-    /// http(s) base without query or fragment, and a relative path and query made only of
-    /// characters that need no escaping. Nil for anything else; the general path handles it.
-    static func plainURL(base: URL, path: String, query: [URLQueryItem]) -> URL? {
+    /// The common case without `URLComponents` or even `URL`, which cost microseconds and
+    /// hundreds of bytes on every request: an http(s) base without query or fragment, and a
+    /// relative path and query made only of characters that need no escaping, joined into a
+    /// string that `URL(string:)` accepts. Nil for anything else; the general path handles it.
+    static func plainURL(base: URL, path: String, query: [URLQueryItem]) -> String? {
         let base = base.absoluteString
         guard base.hasPrefix("https://") || base.hasPrefix("http://"),
               !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
@@ -149,7 +168,7 @@ public struct APIClient: Sendable {
                 string += value
             }
         }
-        return URL(string: string)
+        return string
     }
 
     /// Whether `text` has only RFC 3986's unreserved characters (and `/`, if allowed).

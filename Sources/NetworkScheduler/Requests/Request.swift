@@ -3,11 +3,11 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A request ready for the scheduler: how to build its `URLRequest`, and how to read the answer.
+/// A request ready for the scheduler: how to build it, and how to read the answer.
 ///
-/// Clients make these from resources (``APIClient/request(_:)``). The `URLRequest` is built
-/// when the request is about to be scheduled, not when it is created, so a request that waits
-/// for a login (`after:`) is sent with the token that login stored.
+/// Clients make these from resources (``APIClient/request(_:)``). The request is built when
+/// it is about to be scheduled, not when it is created, so a request that waits for a login
+/// (`after:`) is sent with the token that login stored.
 public struct Request<Model: Sendable>: Sendable {
     /// What the scheduler needs whatever the model: how to build, share and retry the request.
     var submission: Submission
@@ -18,9 +18,9 @@ public struct Request<Model: Sendable>: Sendable {
         deduplication: Deduplication,
         acceptableStatusCodes: Range<Int>,
         decoding: ResponseDecoding<Model>,
-        makeURLRequest: @escaping @Sendable () throws(ServiceError) -> URLRequest
+        prepare: @escaping @Sendable () throws(ServiceError) -> PreparedRequest
     ) {
-        submission = Submission(makeURLRequest: makeURLRequest, deduplication: deduplication)
+        submission = Submission(prepare: prepare, deduplication: deduplication)
         self.acceptableStatusCodes = acceptableStatusCodes
         self.decoding = decoding
     }
@@ -33,7 +33,7 @@ public struct Request<Model: Sendable>: Sendable {
         decoding: ResponseDecoding<Model>
     ) {
         self.init(deduplication: deduplication, acceptableStatusCodes: acceptableStatusCodes,
-                  decoding: decoding, makeURLRequest: { urlRequest })
+                  decoding: decoding, prepare: { () throws(ServiceError) in try .checked(urlRequest) })
     }
 
     /// Reads a response: checks the status, then decodes with this request's own model type.
@@ -67,7 +67,7 @@ extension HTTPURLResponse {
 /// The model-independent half of a request: what the scheduler needs to build, share and
 /// retry it.
 struct Submission: Sendable {
-    let makeURLRequest: @Sendable () throws(ServiceError) -> URLRequest
+    let prepare: @Sendable () throws(ServiceError) -> PreparedRequest
     let deduplication: Deduplication
     /// The resource's own policy; nil uses the scheduler's.
     var retryPolicy: RetryPolicy?

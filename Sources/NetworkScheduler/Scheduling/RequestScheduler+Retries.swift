@@ -26,14 +26,14 @@ extension RequestScheduler {
         case .deliver(let deliveries):
             RequestHandle.complete(deliveries)
         case let .retry(delay, attempt, request):
-            record(.retried(request, attempt: attempt, after: delay, cause: Self.cause(of: outcome)))
+            record(.retried(request.urlRequest, attempt: attempt, after: delay, cause: Self.cause(of: outcome)))
             if delay > 0 {
                 DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.restart(callID) }
             } else {
                 restart(callID)
             }
         case let .refreshToken(authenticator, rejected, attempt, request):
-            record(.retried(request, attempt: attempt, after: 0, cause: Self.cause(of: outcome)))
+            record(.retried(request.urlRequest, attempt: attempt, after: 0, cause: Self.cause(of: outcome)))
             Task { [weak self] in
                 do {
                     _ = try await authenticator.token(replacing: rejected)
@@ -47,7 +47,7 @@ extension RequestScheduler {
 
     /// Puts a call back in its waiting line for its next attempt, unless its callers have all
     /// left meanwhile.
-    private func restart(_ callID: SchedulerState.CallID, rebuilt: URLRequest? = nil) {
+    private func restart(_ callID: SchedulerState.CallID, rebuilt: PreparedRequest? = nil) {
         start(state.withLock { $0.restart(callID, rebuilt: rebuilt, makeOperation: makeOperation) })
     }
 
@@ -55,7 +55,7 @@ extension RequestScheduler {
     private func replayWithNewToken(_ callID: SchedulerState.CallID) {
         guard let submission = state.withLock({ $0.submission(of: callID) }) else { return }
         do {
-            restart(callID, rebuilt: try submission.makeURLRequest())
+            restart(callID, rebuilt: try submission.prepare())
         } catch {
             failCall(callID, with: error)
         }

@@ -150,13 +150,12 @@ public final class RequestScheduler: Sendable {
         }
     }
 
-    /// Builds the caller's `URLRequest` and attaches it to a call: a new one, or the identical
+    /// Prepares the caller's request and attaches it to a call: a new one, or the identical
     /// one in flight. `isNew` is true for a caller not yet in the state (it had no dependencies).
     private func submit(_ handle: RequestHandle, isNew: Bool) {
-        let urlRequest: URLRequest
-        let host: String
+        let request: PreparedRequest
         do throws(ServiceError) {
-            (urlRequest, host) = try build(handle)
+            request = try handle.submission.prepare()
         } catch {
             if isNew {
                 handle.complete(with: .failure(error))
@@ -165,20 +164,19 @@ public final class RequestScheduler: Sendable {
             }
             return
         }
-        let headers = MeaningfulHeaders(of: urlRequest)
-        let key = RequestKey(urlRequest, headers: headers, deduplication: handle.submission.deduplication)
+        let key = request.key(handle.submission.deduplication)
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
-            state.attach(handle, isNew: isNew, request: urlRequest, idempotencyKey: headers.idempotencyKey, key: key, host: host,
+            state.attach(handle, isNew: isNew, request: request, key: key,
                          defaultPolicy: configuration.retryPolicy, now: now, makeOperation: makeOperation)
         }
         switch attachment {
         case .gone:
             break
         case .joined:
-            record(.joined(handle.id, handle.priority, urlRequest))
+            record(.joined(handle.id, handle.priority, request.urlRequest))
         case .created(let sent, let starts):
-            record(.enqueued(handle.id, handle.priority, sent))
+            record(.enqueued(handle.id, handle.priority, sent.urlRequest))
             start(starts)
         }
     }
@@ -188,26 +186,18 @@ public final class RequestScheduler: Sendable {
         for start in starts { start.queue.addOperation(start.operation) }
     }
 
-    /// The caller's `URLRequest`, and the host whose queue and budget it uses.
-    private func build(_ handle: RequestHandle) throws(ServiceError) -> (URLRequest, host: String) {
-        let urlRequest = try handle.submission.makeURLRequest()
-        guard let url = urlRequest.url, let scheme = url.scheme, let host = url.host else {
-            throw .invalidRequest(reason: "\(urlRequest.url?.absoluteString ?? "a request without a URL") has no host")
-        }
-        return (urlRequest, "\(scheme)://\(host):\(url.port ?? -1)")
-    }
-
-    /// The operation for one attempt of a call, made when it gets a budget slot.
+    /// The operation for one attempt of a call, made under the lock when it gets a budget
+    /// slot; it builds its `URLRequest` when it starts, on its own thread.
     func makeOperation(
         _ callID: SchedulerState.CallID,
-        _ urlRequest: URLRequest,
-        host: String,
+        _ request: PreparedRequest,
         waitingSince: UInt64
     ) -> DataTaskOperation {
-        DataTaskOperation(
-            request: urlRequest,
+        let host = request.host
+        return DataTaskOperation(
+            request: request,
             transport: configuration.transport,
-            onStart: { [self] _ in
+            onStart: { [self] urlRequest, _ in
                 // Since the call entered its waiting line, not since this operation was made.
                 record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: DispatchTime.now().uptimeNanoseconds)))
             },

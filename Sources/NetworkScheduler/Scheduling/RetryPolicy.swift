@@ -56,13 +56,15 @@ public struct RetryPolicy: Sendable, Equatable {
     /// How long to wait before attempt `attempt + 1`, or nil to give up.
     ///
     /// - Parameters:
-    ///   - request: the request as it was sent (its method and idempotency key).
+    ///   - method: the request's method.
+    ///   - isKeyed: whether the request carries an `Idempotency-Key`.
     ///   - outcome: what attempt `attempt` produced.
     ///   - jitter: a random fraction in 0...1, the share of the backoff ceiling to wait; drawn
     ///     only when a backoff is needed.
     func delay(
         before attempt: Int,
-        of request: URLRequest,
+        method: String,
+        isKeyed: Bool,
         after outcome: Result<TransportResponse, ServiceError>,
         jitter: @autoclosure () -> Double
     ) -> TimeInterval? {
@@ -73,7 +75,7 @@ public struct RetryPolicy: Sendable, Equatable {
             let status = payload.response.statusCode
             // Most answers are not worth another try: decide that first, it is the hot path.
             guard retryableStatusCodes.contains(status) || status == 409 else { return nil }
-            let keyInUse = status == 409 && request.value(forHTTPHeaderField: "Idempotency-Key") != nil
+            let keyInUse = status == 409 && isKeyed
             guard retryableStatusCodes.contains(status) || keyInUse else { return nil }
             if status == 429 || status == 503,
                let header = payload.response.value(forHTTPHeaderField: "Retry-After") {
@@ -85,14 +87,13 @@ public struct RetryPolicy: Sendable, Equatable {
         case .failure:
             return nil
         }
-        guard isSafeToRepeat(request) else { return nil }
+        guard isSafeToRepeat(method: method, isKeyed: isKeyed) else { return nil }
         if let retryAfter { return retryAfter }
         return min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter(), 0), 1)
     }
 
-    func isSafeToRepeat(_ request: URLRequest) -> Bool {
-        HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent
-            || request.value(forHTTPHeaderField: "Idempotency-Key") != nil
+    func isSafeToRepeat(method: String, isKeyed: Bool) -> Bool {
+        HTTPMethod(rawValue: method).isIdempotent || isKeyed
             || retriesNonIdempotentRequests
     }
 
