@@ -99,6 +99,18 @@ import Testing
         #expect(screen.count == 0)
     }
 
+    @Test func aRequestThatEndsBeforeItIsListedDoesNotStayInItsGroup() async {
+        // The async API delivers on the ending thread: an invalid request ends inside `send`,
+        // before the group lists it.
+        let harness = Harness()
+        let screen = RequestGroup()
+        let invalid = Resource<User>(path: "me", body: .json(["x": 1]))
+
+        await #expect(throws: ServiceError.self) { try await harness.api.value(for: invalid, group: screen) }
+
+        #expect(screen.count == 0)
+    }
+
     @Test func aGroupCanBeUsedAgainAfterCancelling() async throws {
         let harness = Harness()
         let screen = RequestGroup()

@@ -5,20 +5,37 @@ import FoundationNetworking
 
 /// What makes two requests the same call: compared in full, never by a digest that could collide.
 /// ``PreparedRequest/key(_:)`` makes it.
-struct RequestKey: Hashable, Sendable {
+///
+/// A class, hashed once: a call and the registry share one key of a word each, instead of two
+/// copies of its ~120 bytes, and a lookup hashes a word instead of the URL, body and headers.
+final class RequestKey: Hashable, Sendable {
     private enum Identity: Hashable, Sendable {
         case request(method: String, url: String, body: Data?, headers: MeaningfulHeaders)
         case custom(String)
     }
 
     private let identity: Identity
+    private let hash: Int
 
-    init(method: String, url: String, body: Data?, headers: MeaningfulHeaders) {
-        identity = .request(method: method, url: url, body: body, headers: headers)
+    private init(_ identity: Identity) {
+        self.identity = identity
+        hash = identity.hashValue
     }
 
-    init(custom key: String) {
-        identity = .custom(key)
+    convenience init(method: String, url: String, body: Data?, headers: MeaningfulHeaders) {
+        self.init(.request(method: method, url: url, body: body, headers: headers))
+    }
+
+    convenience init(custom key: String) {
+        self.init(.custom(key))
+    }
+
+    static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
+        lhs === rhs || (lhs.hash == rhs.hash && lhs.identity == rhs.identity)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
     }
 }
 

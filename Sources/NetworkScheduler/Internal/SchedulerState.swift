@@ -53,7 +53,6 @@ struct SchedulerState {
         let key: RequestKey?
         /// The first caller's request: how to build it again after a token refresh.
         let submission: Submission
-        let policy: RetryPolicy
         /// The request as sent, with its idempotency key, reused by every attempt.
         var request: PreparedRequest
         /// The `Idempotency-Key` it carries, which gives 409 and 422 their meaning.
@@ -115,6 +114,8 @@ struct SchedulerState {
 
     /// The most operations running at once per host.
     let budget: Int
+    /// The policy of calls whose resource has none.
+    let defaultRetryPolicy: RetryPolicy
     private var callers: [RequestID: Caller] = [:]
     private var calls: [CallID: Call] = [:]
     private var registry: [RequestKey: CallID] = [:]
@@ -123,8 +124,9 @@ struct SchedulerState {
     private var nextTicket = 0
     private var isOffline = false
 
-    init(budget: Int) {
+    init(budget: Int, defaultRetryPolicy: RetryPolicy) {
         self.budget = budget
+        self.defaultRetryPolicy = defaultRetryPolicy
     }
 
     /// Live callers, network calls and registry entries: all zero once everything has ended.
@@ -188,7 +190,6 @@ struct SchedulerState {
         isNew: Bool,
         request: PreparedRequest,
         key: RequestKey?,
-        defaultPolicy: RetryPolicy,
         now: UInt64,
         makeOperation: MakeOperation
     ) -> Attachment {
@@ -216,9 +217,7 @@ struct SchedulerState {
             sent.setValue(newKey, forHTTPHeaderField: "Idempotency-Key")
             idempotencyKey = newKey
         }
-        var call = Call(key: key, submission: handle.submission,
-                        policy: handle.submission.retryPolicy ?? defaultPolicy,
-                        request: sent, idempotencyKey: idempotencyKey, subscribers: Subscribers(id))
+        var call = Call(key: key, submission: handle.submission, request: sent, idempotencyKey: idempotencyKey, subscribers: Subscribers(id))
         call.priorities.add(priority)
         calls[callID] = call
         if let key { registry[key] = callID }
@@ -280,7 +279,8 @@ struct SchedulerState {
             // Offline with a monitor: wait in the line until the network returns; this is not an attempt.
             return .retry(after: 0, attempt: call.attemptNumber, request: call.request)
         }
-        if let delay = call.policy.delay(before: call.attemptNumber, method: call.request.method,
+        let policy = call.submission.retryPolicy ?? defaultRetryPolicy
+        if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
                                          isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter()) {
             calls[callID]!.attemptNumber += 1
             return .retry(after: delay, attempt: call.attemptNumber + 1, request: call.request)

@@ -68,16 +68,16 @@ public struct APIClient: Sendable {
 
     /// The request for a resource of this client, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
     public func request<Model>(_ resource: Resource<Model>) -> Request<Model> {
-        var request = Request(deduplication: resource.deduplication,
-                              acceptableStatusCodes: resource.acceptableStatusCodes,
-                              decoding: resource.decoding) { () throws(ServiceError) in
+        let submission = Submission(
+            deduplication: resource.deduplication,
+            retryPolicy: resource.retryPolicy,
+            sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
+            authenticator: authenticator
+        ) { () throws(ServiceError) in
             try prepare(resource)
         }
-        request.submission.retryPolicy = resource.retryPolicy
-        request.submission.sendsIdempotencyKey = resource.sendsIdempotencyKey
-            ?? (sendsIdempotencyKeys && !resource.method.isIdempotent)
-        request.submission.authenticator = authenticator
-        return request
+        return Request(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
+                       decoding: resource.decoding)
     }
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.

@@ -10,17 +10,12 @@ import FoundationNetworking
 /// (`after:`) is sent with the token that login stored.
 public struct Request<Model: Sendable>: Sendable {
     /// What the scheduler needs whatever the model: how to build, share and retry the request.
-    var submission: Submission
+    let submission: Submission
     let acceptableStatusCodes: Range<Int>
     let decoding: ResponseDecoding<Model>
 
-    init(
-        deduplication: Deduplication,
-        acceptableStatusCodes: Range<Int>,
-        decoding: ResponseDecoding<Model>,
-        prepare: @escaping @Sendable () throws(ServiceError) -> PreparedRequest
-    ) {
-        submission = Submission(prepare: prepare, deduplication: deduplication)
+    init(submission: Submission, acceptableStatusCodes: Range<Int>, decoding: ResponseDecoding<Model>) {
+        self.submission = submission
         self.acceptableStatusCodes = acceptableStatusCodes
         self.decoding = decoding
     }
@@ -32,8 +27,8 @@ public struct Request<Model: Sendable>: Sendable {
         deduplication: Deduplication = .automatic,
         decoding: ResponseDecoding<Model>
     ) {
-        self.init(deduplication: deduplication, acceptableStatusCodes: acceptableStatusCodes,
-                  decoding: decoding, prepare: { () throws(ServiceError) in try .checked(urlRequest) })
+        let submission = Submission(deduplication: deduplication) { () throws(ServiceError) in try .checked(urlRequest) }
+        self.init(submission: submission, acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
     }
 
     /// Reads a response: checks the status, then decodes with this request's own model type.
@@ -64,15 +59,29 @@ extension HTTPURLResponse {
     }
 }
 
-/// The model-independent half of a request: what the scheduler needs to build, share and
-/// retry it.
-struct Submission: Sendable {
+/// The model-independent half of a request: how to prepare, share and retry it. A class,
+/// because a caller's handle, its delivery and its network call all keep it.
+final class Submission: Sendable {
     let prepare: @Sendable () throws(ServiceError) -> PreparedRequest
     let deduplication: Deduplication
     /// The resource's own policy; nil uses the scheduler's.
-    var retryPolicy: RetryPolicy?
+    let retryPolicy: RetryPolicy?
     /// Whether each call gets a fresh `Idempotency-Key`, shared by its joiners and retries.
-    var sendsIdempotencyKey = false
+    let sendsIdempotencyKey: Bool
     /// Refreshes the token when the server answers 401.
-    var authenticator: TokenAuthenticator?
+    let authenticator: TokenAuthenticator?
+
+    init(
+        deduplication: Deduplication,
+        retryPolicy: RetryPolicy? = nil,
+        sendsIdempotencyKey: Bool = false,
+        authenticator: TokenAuthenticator? = nil,
+        prepare: @escaping @Sendable () throws(ServiceError) -> PreparedRequest
+    ) {
+        self.prepare = prepare
+        self.deduplication = deduplication
+        self.retryPolicy = retryPolicy
+        self.sendsIdempotencyKey = sendsIdempotencyKey
+        self.authenticator = authenticator
+    }
 }

@@ -38,11 +38,14 @@ public final class RequestGroup: Sendable {
         for handles in bySchedulers.values { handles[0].scheduler.cancel(handles) }
     }
 
+    /// Lists a caller until it ends (its handle calls ``remove(_:)``).
     func insert(_ handle: RequestHandle) {
-        let id = handle.id
-        members.withLock { $0[id] = handle }
-        handle.whenFinished { [weak self] _ in
-            self?.members.withLock { _ = $0.removeValue(forKey: id) }
-        }
+        members.withLock { $0[handle.id] = handle }
+        // It may have ended before it was listed; it marks itself finished before it leaves.
+        if handle.isFinished { remove(handle.id) }
+    }
+
+    func remove(_ id: RequestID) {
+        members.withLock { _ = $0.removeValue(forKey: id) }
     }
 }

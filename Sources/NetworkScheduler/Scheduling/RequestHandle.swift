@@ -32,6 +32,9 @@ public final class RequestHandle: Sendable {
 
     let scheduler: RequestScheduler
     let submission: Submission
+    /// The group that lists this caller until it ends; weak, so that releasing a group still
+    /// cancels it.
+    private weak let group: RequestGroup?
     private let deliver: @Sendable (CallResult) -> RequestOutcome
     private let deliveryQueue: DispatchQueue?
     private let phase = Locked(Phase.active(observers: []))
@@ -49,6 +52,7 @@ public final class RequestHandle: Sendable {
         priority: RequestPriority,
         scheduler: RequestScheduler,
         submission: Submission,
+        group: RequestGroup?,
         deliveryQueue: DispatchQueue?,
         deliver: @escaping @Sendable (CallResult) -> RequestOutcome
     ) {
@@ -56,6 +60,7 @@ public final class RequestHandle: Sendable {
         self.priority = priority
         self.scheduler = scheduler
         self.submission = submission
+        self.group = group
         self.deliveryQueue = deliveryQueue
         self.deliver = deliver
     }
@@ -145,6 +150,7 @@ public final class RequestHandle: Sendable {
             phase = .finished(outcome)
             return observers
         }
+        group?.remove(id)
         for observer in observers { observer(outcome) }
         // Last, so that a monitor sees a caller end only once its dependents and group know.
         scheduler.record(outcome, of: self, metrics: result.metrics)

@@ -40,7 +40,8 @@ public final class RequestScheduler: Sendable {
             max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
             transportLimit
         )
-        state = Locked(SchedulerState(budget: maximumConcurrentRequestsPerHost))
+        state = Locked(SchedulerState(budget: maximumConcurrentRequestsPerHost,
+                                      defaultRetryPolicy: configuration.retryPolicy))
         if let monitor = configuration.connectivityMonitor {
             setConnected(monitor.isConnected)
             monitor.start { [weak self] isConnected in self?.setConnected(isConnected) }
@@ -108,6 +109,7 @@ public final class RequestScheduler: Sendable {
             priority: priority,
             scheduler: self,
             submission: request.submission,
+            group: group,
             deliveryQueue: deliveryQueue
         ) { callResult in
             // Each caller reads the shared response with its own request: its status codes, its model.
@@ -167,8 +169,7 @@ public final class RequestScheduler: Sendable {
         let key = request.key(handle.submission.deduplication)
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
-            state.attach(handle, isNew: isNew, request: request, key: key,
-                         defaultPolicy: configuration.retryPolicy, now: now, makeOperation: makeOperation)
+            state.attach(handle, isNew: isNew, request: request, key: key, now: now, makeOperation: makeOperation)
         }
         switch attachment {
         case .gone:
