@@ -33,9 +33,9 @@ public struct APIClient: Sendable {
     /// Refreshes the token when the server answers 401; its token is the bearer token.
     public var authenticator: TokenAuthenticator?
     /// `defaultHeaders`, with case-insensitive names once and for all.
-    private var defaultHeaderFields: HeaderFields
+    private(set) var defaultHeaderFields: HeaderFields
     /// The host key of `baseURL`, made once: the same for every relative path.
-    private var baseHost: String?
+    private(set) var baseHost: String?
 
     /// A client for the server at `baseURL`, sending through `scheduler`.
     ///
@@ -73,8 +73,8 @@ public struct APIClient: Sendable {
             retryPolicy: resource.retryPolicy,
             sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
             authenticator: authenticator
-        ) { () throws(ServiceError) in
-            try prepare(resource)
+        ) { [recipe = RequestRecipe(client: self, resource: resource)] () throws(ServiceError) in
+            try recipe.prepare()
         }
         return Request(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)
@@ -82,43 +82,7 @@ public struct APIClient: Sendable {
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.
     public func urlRequest<Model>(for resource: Resource<Model>) throws(ServiceError) -> URLRequest {
-        try prepare(resource).urlRequest
-    }
-
-    /// The resource's request as its parts, which the scheduler turns into a `URLRequest` only
-    /// when the request starts.
-    func prepare<Model>(_ resource: Resource<Model>) throws(ServiceError) -> PreparedRequest {
-        let (url, host) = try location(of: resource)
-        // Header names are case-insensitive: a later layer replaces an earlier one whatever
-        // its spelling. The defaults are shared, not copied, unless a layer adds to them.
-        var headers = defaultHeaderFields
-        if let token = bearerToken() {
-            headers["Authorization"] = "Bearer \(token)"
-        }
-        var body: Data?
-        if let resourceBody = resource.body {
-            guard !resource.method.sendsParametersInQuery else {
-                throw .invalidRequest(reason: "a \(resource.method.rawValue) request cannot carry a body")
-            }
-            body = try resourceBody.makeData()
-            headers["Content-Type"] = resourceBody.contentType
-        }
-        headers.merge(resource.headers)
-        let parts = PreparedRequest.Parts(method: resource.method.rawValue, url: url, headers: headers, body: body,
-                                          timeout: resource.timeout ?? timeout)
-        return PreparedRequest(parts, host: host)
-    }
-
-    /// The resource's absolute URL, and the host key of its budget.
-    private func location<Model>(of resource: Resource<Model>) throws(ServiceError) -> (url: String, host: String) {
-        if let baseHost, let url = Self.plainURL(base: baseURL, path: resource.path, query: resource.query) {
-            return (url, baseHost)
-        }
-        let url = try Self.componentsURL(base: baseURL, path: resource.path, query: resource.query)
-        guard let host = PreparedRequest.hostKey(of: url) else {
-            throw .invalidRequest(reason: "\(url.absoluteString) has no host")
-        }
-        return (url.absoluteString, host)
+        try RequestRecipe(client: self, resource: resource).prepare().urlRequest
     }
 
     /// The general case: `path` absolute or relative to `base`, with anything that needs escaping.
