@@ -13,9 +13,9 @@ import Darwin
 ///
 /// The value and a `pthread_mutex_t` share one allocation. An `NSLock` is two more on Linux
 /// (its object and its mutex), and every queued request keeps a lock: that was about 100 bytes
-/// of each. A pthread mutex exists on Linux and Apple platforms alike (`os_unfair_lock` is
-/// Apple's only), and Thread Sanitizer sees it, which it does not do for `Synchronization.Mutex`
-/// on Linux (its futexes are invisible to it, and it reports false races).
+/// of each. A pthread mutex exists on Linux and Apple platforms alike, unlike Apple's own
+/// locks, and Thread Sanitizer sees it, which it does not do for `Synchronization.Mutex` on
+/// Linux (its futexes are invisible to it, and it reports false races).
 struct Locked<Value>: @unchecked Sendable {
     // Safety: the value is only read or written while its mutex is held.
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {

@@ -189,6 +189,7 @@ struct SchedulerState {
         _ handle: RequestHandle,
         isNew: Bool,
         request: PreparedRequest,
+        idempotencyKey: String?,
         key: RequestKey?,
         now: UInt64,
         makeOperation: MakeOperation
@@ -210,7 +211,7 @@ struct SchedulerState {
         nextCallID += 1
         let callID = nextCallID
         var sent = request
-        var idempotencyKey = request.header("idempotency-key")
+        var idempotencyKey = idempotencyKey
         if handle.submission.sendsIdempotencyKey, idempotencyKey == nil {
             // One key per logical submit: made with the call, so joiners and retries share it.
             let newKey = UUID().uuidString

@@ -39,14 +39,8 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
 extension ResponseDecoding where Model: Decodable {
     /// Decodes a JSON body (the default for `Decodable` models).
     public static func json(_ decoder: JSONDecoder = .standard) -> Self {
-        // The shared decoder is read, not captured: its closure then needs no allocation per resource.
-        let decode: @Sendable (Data, HTTPURLResponse) throws -> Model
-        if decoder === JSONDecoder.standard {
-            decode = { data, _ in try JSONDecoder.standard.decode(Model.self, from: data) }
-        } else {
-            decode = { data, _ in try decoder.decode(Model.self, from: data) }
-        }
-        return Self(decode: decode, identity: DecodingIdentity(model: Model.self, reader: ObjectIdentifier(decoder)))
+        Self(decode: { data, _ in try decoder.decode(Model.self, from: data) },
+             identity: DecodingIdentity(model: Model.self, reader: ObjectIdentifier(decoder)))
     }
 }
 

@@ -166,10 +166,13 @@ public final class RequestScheduler: Sendable {
             }
             return
         }
+        // Read before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication)
+        let idempotencyKey = request.header("idempotency-key")
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
-            state.attach(handle, isNew: isNew, request: request, key: key, now: now, makeOperation: makeOperation)
+            state.attach(handle, isNew: isNew, request: request, idempotencyKey: idempotencyKey, key: key, now: now,
+                         makeOperation: makeOperation)
         }
         switch attachment {
         case .gone:
