@@ -32,6 +32,15 @@ import Testing
         #expect(ServiceError(died).urlError?.code == .networkConnectionLost)
     }
 
+    @Test func aRefusedConnectionInLibcurlsWordsIsNoConnection() {
+        // What FoundationNetworking reported once, under code -1, while a server restarted.
+        let refused = URLError(.unknown, userInfo: [
+            NSLocalizedDescriptionKey: "Failed to connect to 127.0.0.1 port 37947 after 0 ms: Couldn't connect to server",
+        ])
+        #expect(ServiceError(refused).urlError?.code == .cannotConnectToHost)
+        #expect(Self.kind(ServiceError(refused)) == "noConnection")
+    }
+
     @Test func aNonURLErrorIsATransportFailure() {
         struct Odd: Error {}
         #expect(Self.kind(ServiceError(Odd())) == "transport")

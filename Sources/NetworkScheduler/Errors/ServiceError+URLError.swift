@@ -14,12 +14,8 @@ extension ServiceError {
             self = .transport(URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error as NSError]))
             return
         }
-        if urlError.isConnectionDroppedByServer {
-            // libcurl's words, through FoundationNetworking, for a server that closed the
-            // connection mid-body ("transfer closed…"), before answering ("Empty reply…"), or
-            // on every one of libcurl's own resends ("Connection died…"); Apple platforms say
-            // `networkConnectionLost`.
-            self = .noConnection(URLError(.networkConnectionLost, userInfo: urlError.userInfo))
+        if let code = urlError.codeForLibcurlMessage {
+            self = .noConnection(URLError(code, userInfo: urlError.userInfo))
             return
         }
         switch urlError.code {
@@ -39,8 +35,19 @@ extension ServiceError {
 }
 
 extension URLError {
-    fileprivate var isConnectionDroppedByServer: Bool {
-        guard let description = userInfo[NSLocalizedDescriptionKey] as? String else { return false }
-        return ["transfer closed", "Empty reply from server", "Connection died"].contains { description.hasPrefix($0) }
+    /// What Apple platforms would say for a lost connection that FoundationNetworking reports
+    /// only in libcurl's words, under a generic code: a server that closed the connection
+    /// mid-body ("transfer closed…"), before answering ("Empty reply…"), or on every one of
+    /// libcurl's own resends ("Connection died…"); or one that refused it, as a restarting
+    /// server does ("Failed to connect… Couldn't connect to server").
+    fileprivate var codeForLibcurlMessage: URLError.Code? {
+        guard let description = userInfo[NSLocalizedDescriptionKey] as? String else { return nil }
+        if ["transfer closed", "Empty reply from server", "Connection died"].contains(where: description.hasPrefix) {
+            return .networkConnectionLost
+        }
+        if description.hasPrefix("Failed to connect") || description.hasSuffix("Couldn't connect to server") {
+            return .cannotConnectToHost
+        }
+        return nil
     }
 }
