@@ -78,18 +78,18 @@ import Testing
     }
 
     @Test func retryAfterIsHonouredAndACallWaitingHoldsNoBudgetSlot() async {
-        // Budget one: while the first request waits out its Retry-After, the second runs.
+        // Budget one: while the first request waits out its Retry-After, the second runs. The
+        // first attempt is held until the second waits behind it, so no timing is assumed.
         let first = Counter()
         let harness = Harness(budget: 1, retryPolicy: Self.quick) { request in
-            if request.url?.path == "/v1/first", first.next() == 1 {
-                return .respond(status: 503, headers: ["Retry-After": "1"])
-            }
-            return .json(userJSON)
+            request.url?.path == "/v1/first" && first.next() == 1 ? .hold : .json(userJSON)
         }
         let outcomes = Outcomes<User>()
         harness.api.send(Resource<User>(path: "first"), completion: outcomes.completion("first"))
         await harness.transport.arrivals.wait(for: 1)
         harness.api.send(Resource<User>(path: "second"), completion: outcomes.completion("second"))
+        #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == 1)
+        #expect(harness.transport.release(path: "/v1/first", with: .respond(status: 503, headers: ["Retry-After": "1"])))
 
         let results = await outcomes.wait(for: 2)
         #expect(results["first"]?.success != nil && results["second"]?.success != nil)
