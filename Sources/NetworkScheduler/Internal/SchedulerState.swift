@@ -39,44 +39,6 @@ struct SchedulerState {
         var stage: Stage
     }
 
-    /// Where a call's current attempt is.
-    private enum Attempt {
-        /// In its host's waiting line since this uptime; `ticket` marks its live entry there.
-        case waiting(ticket: Int, since: UInt64)
-        /// Its operation holds one of its host's budget slots.
-        case running(DataTaskOperation)
-        /// Between attempts: waiting to retry, or for a new token.
-        case paused
-    }
-
-    private struct Call {
-        let key: RequestKey?
-        /// The first caller's request: how to build it again after a token refresh.
-        let submission: Submission
-        /// The request as sent, with its idempotency key, reused by every attempt.
-        var request: PreparedRequest
-        /// The `Idempotency-Key` it carries, which gives 409 and 422 their meaning.
-        let idempotencyKey: String?
-        var attempt = Attempt.paused
-        var attemptNumber = 1
-        var replayedWithNewToken = false
-        var subscribers: Subscribers
-        var priorities = PriorityCounts()
-        var wasShared = false
-
-        /// Moves a waiting call to running, with the operation `make` builds from its request
-        /// and the uptime since which it waited.
-        mutating func begin(_ make: (PreparedRequest, _ waitingSince: UInt64) -> DataTaskOperation) -> DataTaskOperation {
-            guard case .waiting(_, let since) = attempt, let priority = priorities.highest else {
-                preconditionFailure("only a waiting call, which has callers, can begin an attempt")
-            }
-            let operation = make(request, since)
-            operation.queuePriority = priority.queuePriority
-            attempt = .running(operation)
-            return operation
-        }
-    }
-
     /// What became of a caller whose request was ready.
     enum Attachment {
         /// It left before it could attach.
@@ -195,35 +157,27 @@ struct SchedulerState {
         makeOperation: MakeOperation
     ) -> Attachment {
         let id = handle.id
-        if isNew {
-            callers[id] = Caller(handle: handle, stage: .building)
-        } else {
+        if !isNew {
             guard let caller = callers[id], case .building = caller.stage else { return .gone }
         }
-        let priority = handle.priority
-        if let key, let callID = registry[key] {
-            callers[id]?.stage = .attached(callID, since: now)
-            calls[callID]?.subscribers.insert(id)
-            calls[callID]?.wasShared = true
-            reprioritize(callID) { $0.add(priority) }
+        if let key, let callID = registry[key], let call = calls[callID] {
+            callers[id] = Caller(handle: handle, stage: .attached(callID, since: now))
+            call.subscribers.insert(id)
+            call.wasShared = true
+            reprioritize(call) { [priority = handle.priority] in $0.add(priority) }
             return .joined
         }
         nextCallID += 1
-        let callID = nextCallID
         var sent = request
-        var idempotencyKey = idempotencyKey
         if handle.submission.sendsIdempotencyKey, idempotencyKey == nil {
             // One key per logical submit: made with the call, so joiners and retries share it.
-            let newKey = UUID().uuidString
-            sent.setValue(newKey, forHTTPHeaderField: "Idempotency-Key")
-            idempotencyKey = newKey
+            sent.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
         }
-        var call = Call(key: key, submission: handle.submission, request: sent, idempotencyKey: idempotencyKey, subscribers: Subscribers(id))
-        call.priorities.add(priority)
-        calls[callID] = call
-        if let key { registry[key] = callID }
-        callers[id]?.stage = .attached(callID, since: now)
-        line(callID, now: now)
+        let call = Call(id: nextCallID, key: key, submission: handle.submission, request: sent, firstCaller: handle)
+        calls[call.id] = call
+        if let key { registry[key] = call.id }
+        callers[id] = Caller(handle: handle, stage: .attached(call.id, since: now))
+        line(call, now: now)
         return .created(request: sent, starts: startWaiting(on: sent.host, now: now, makeOperation: makeOperation))
     }
 
@@ -231,15 +185,16 @@ struct SchedulerState {
     /// last caller of its running call; nil if it had already ended.
     mutating func cancel(_ id: RequestID) -> (RequestHandle, DataTaskOperation?)? {
         guard let caller = callers.removeValue(forKey: id) else { return nil }
-        guard case .attached(let callID, _) = caller.stage, let remaining = calls[callID]?.subscribers.count else {
+        guard case .attached(let callID, _) = caller.stage, let call = calls[callID] else {
             return (caller.handle, nil)
         }
-        if remaining == 1 {
-            guard case .running(let operation)? = removeCall(callID)?.attempt else { return (caller.handle, nil) }
+        if call.subscribers.count == 1 {
+            removeCall(call)
+            guard case .running(let operation) = call.attempt else { return (caller.handle, nil) }
             return (caller.handle, operation)
         }
-        calls[callID]?.subscribers.remove(id)
-        reprioritize(callID) { $0.remove(caller.handle.priority) }
+        call.subscribers.remove(id)
+        reprioritize(call) { $0.remove(caller.handle.priority) }
         return (caller.handle, nil)
     }
 
@@ -267,12 +222,11 @@ struct SchedulerState {
         timing: DataTaskOperation.Timing,
         jitter: @autoclosure () -> Double
     ) -> Ending {
-        guard calls[callID] != nil else { return .gone }
-        calls[callID]!.attempt = .paused
-        let call = calls[callID]!
+        guard let call = calls[callID] else { return .gone }
+        call.attempt = .paused
         if case .success(let payload) = outcome, payload.response.statusCode == 401,
            let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
-            calls[callID]!.replayedWithNewToken = true
+            call.replayedWithNewToken = true
             return .refreshToken(authenticator, rejected: Self.bearerToken(of: call.request),
                                  attempt: call.attemptNumber + 1, request: call.request)
         }
@@ -283,10 +237,10 @@ struct SchedulerState {
         let policy = call.submission.retryPolicy ?? defaultRetryPolicy
         if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
                                          isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter()) {
-            calls[callID]!.attemptNumber += 1
-            return .retry(after: delay, attempt: call.attemptNumber + 1, request: call.request)
+            call.attemptNumber += 1
+            return .retry(after: delay, attempt: call.attemptNumber, request: call.request)
         }
-        return .deliver(deliver(outcome, of: callID, timing: timing))
+        return .deliver(deliver(outcome, of: call, timing: timing))
     }
 
     /// Puts a call that was between attempts back in its host's line, with a rebuilt request
@@ -301,10 +255,10 @@ struct SchedulerState {
             if let key = call.idempotencyKey {
                 rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key")
             }
-            calls[callID]!.request = rebuilt
+            call.request = rebuilt
         }
         let now = DispatchTime.now().uptimeNanoseconds
-        line(callID, now: now)
+        line(call, now: now)
         return startWaiting(on: call.request.host, now: now, makeOperation: makeOperation)
     }
 
@@ -315,8 +269,9 @@ struct SchedulerState {
 
     /// Ends a waiting call with `error` for every caller still subscribed.
     mutating func fail(_ callID: CallID, with error: ServiceError) -> [(RequestHandle, CallResult)] {
+        guard let call = calls[callID] else { return [] }
         let now = DispatchTime.now().uptimeNanoseconds
-        return deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now))
+        return deliver(.failure(error), of: call, timing: .init(created: now, started: nil, completed: now))
     }
 
     // MARK: - Connectivity
@@ -335,10 +290,11 @@ struct SchedulerState {
     /// Removes a call and every caller still subscribed, with what each gets.
     private mutating func deliver(
         _ outcome: Result<TransportResponse, ServiceError>,
-        of callID: CallID,
+        of call: Call,
         timing: DataTaskOperation.Timing
     ) -> [(RequestHandle, CallResult)] {
-        guard let call = removeCall(callID) else { return [] }
+        removeCall(call)
+        let idempotencyKey = call.idempotencyKey
         let statusCode = try? outcome.get().response.statusCode
         let sharedDecodes = call.subscribers.count > 1 && statusCode != nil ? SharedDecodes() : nil
         return call.subscribers.compactMap { id in
@@ -350,31 +306,30 @@ struct SchedulerState {
                 queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
                 networkDuration: timing.networkDuration
             )
-            return (caller.handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: call.idempotencyKey,
+            return (caller.handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey,
                                            sharedDecodes: sharedDecodes))
         }
     }
 
-    private mutating func removeCall(_ callID: CallID) -> Call? {
-        guard let call = calls.removeValue(forKey: callID) else { return nil }
-        if let key = call.key, registry[key] == callID { registry[key] = nil }
+    private mutating func removeCall(_ call: Call) {
+        calls[call.id] = nil
+        if let key = call.key, registry[key] == call.id { registry[key] = nil }
         if case .waiting = call.attempt { leaveLine(on: call.request.host) }
-        return call
     }
 
     // MARK: - Waiting lines
 
     /// Puts a call at the back of its host's line, at its highest caller's priority.
-    private mutating func line(_ callID: CallID, now: UInt64) {
-        // Read field by field: copying the whole call would retain and release all it holds.
-        guard let host = calls[callID]?.request.host, let priority = calls[callID]?.priorities.highest else { return }
-        if case .waiting = calls[callID]!.attempt {} else {
+    private mutating func line(_ call: Call, now: UInt64) {
+        guard let priority = call.priorities.highest else { return }
+        let host = call.request.host
+        if case .waiting = call.attempt {} else {
             if lanes[host] == nil { lanes[host] = makeLane(host) }
             lanes[host]!.waitingCount += 1
         }
         nextTicket += 1
-        calls[callID]!.attempt = .waiting(ticket: nextTicket, since: now)
-        lanes[host]!.waiting.append(.init(callID: callID, ticket: nextTicket), priority: priority)
+        call.attempt = .waiting(ticket: nextTicket, since: now)
+        lanes[host]!.waiting.append(.init(callID: call.id, ticket: nextTicket), priority: priority)
     }
 
     /// A waiting call left its host's line (its entry there is now stale).
@@ -415,12 +370,12 @@ struct SchedulerState {
 
     /// Applies a change to a call's callers' priorities, and moves it in its line when the
     /// highest changes. Done under the lock so that concurrent changes apply in order.
-    private mutating func reprioritize(_ callID: CallID, _ change: (inout PriorityCounts) -> Void) {
-        guard let before = calls[callID]?.priorities.highest else { return }
-        change(&calls[callID]!.priorities)
-        guard let after = calls[callID]?.priorities.highest, after != before else { return }
-        switch calls[callID]!.attempt {
-        case .waiting(_, let since): line(callID, now: since)
+    private mutating func reprioritize(_ call: Call, _ change: (inout PriorityCounts) -> Void) {
+        guard let before = call.priorities.highest else { return }
+        change(&call.priorities)
+        guard let after = call.priorities.highest, after != before else { return }
+        switch call.attempt {
+        case .waiting(_, let since): line(call, now: since)
         case .running(let operation): operation.queuePriority = after.queuePriority
         case .paused: break
         }
