@@ -1,26 +1,36 @@
 /// HTTP header fields with case-insensitive names, keeping the spelling last set.
+///
+/// Kept as the very dictionary a `URLRequest` takes, so building one copies nothing, and the
+/// client's defaults are shared by all its requests until one adds a header. A request has a
+/// handful of headers, so a lookup walks them instead of keeping a second, lowercased index.
 struct HeaderFields: Sendable {
-    private var fields: [String: (name: String, value: String)] = [:]
+    private(set) var dictionary: [String: String] = [:]
 
     init(_ headers: [String: String]) {
         merge(headers)
     }
 
     subscript(name: String) -> String? {
-        get { fields[name.lowercased()]?.value }
-        set { fields[name.lowercased()] = newValue.map { (name, $0) } }
-    }
-
-    /// The value of a header named in lower case, without lowercasing the name again.
-    subscript(lowercased name: String) -> String? {
-        fields[name]?.value
+        get {
+            dictionary.first { Self.isSameName($0.key, name) }?.value
+        }
+        set {
+            if let spelling = dictionary.keys.first(where: { Self.isSameName($0, name) }), spelling != name {
+                dictionary[spelling] = nil
+            }
+            dictionary[name] = newValue
+        }
     }
 
     mutating func merge(_ headers: [String: String]) {
         for (name, value) in headers { self[name] = value }
     }
 
-    var dictionary: [String: String] {
-        Dictionary(uniqueKeysWithValues: fields.values.map { ($0.name, $0.value) })
+    /// Whether two header names are equal but for the case of their ASCII letters, compared
+    /// byte by byte without lowercasing (and so allocating) either.
+    private static func isSameName(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.count == rhs.utf8.count && zip(lhs.utf8, rhs.utf8).allSatisfy { left, right in
+            left == right || (left ^ right == 0x20 && (left | 0x20) >= UInt8(ascii: "a") && (left | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 }

@@ -47,26 +47,16 @@ struct MeaningfulHeaders: Hashable, Sendable {
     var contentType: String?
     var idempotencyKey: String?
 
-    /// Found in one pass over a `URLRequest`'s headers.
+    /// Found in a `URLRequest`'s headers.
     init(of request: URLRequest) {
-        guard let fields = request.allHTTPHeaderFields else { return }
-        for (name, value) in fields {
-            // Most names are ruled out by their length alone, without lowercasing them.
-            switch name.utf8.count {
-            case 13 where name.lowercased() == "authorization": authorization = value
-            case 6 where name.lowercased() == "accept": accept = value
-            case 12 where name.lowercased() == "content-type": contentType = value
-            case 15 where name.lowercased() == "idempotency-key": idempotencyKey = value
-            default: break
-            }
-        }
+        self.init(of: HeaderFields(request.allHTTPHeaderFields ?? [:]))
     }
 
-    /// Looked up in headers whose names are already case-insensitive.
+    /// Found in headers, whatever their spelling.
     init(of headers: HeaderFields) {
-        authorization = headers[lowercased: "authorization"]
-        accept = headers[lowercased: "accept"]
-        contentType = headers[lowercased: "content-type"]
-        idempotencyKey = headers[lowercased: "idempotency-key"]
+        authorization = headers["authorization"]
+        accept = headers["accept"]
+        contentType = headers["content-type"]
+        idempotencyKey = headers["idempotency-key"]
     }
 }

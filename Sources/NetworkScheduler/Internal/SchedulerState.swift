@@ -50,15 +50,6 @@ struct SchedulerState {
         case created(request: PreparedRequest, starts: [Start])
     }
 
-    /// One host's network calls: how many hold a budget slot, and which wait for one.
-    private struct Lane {
-        let queue: OperationQueue
-        var running = 0
-        var waiting = WaitingLine()
-        /// Live entries in `waiting`.
-        var waitingCount = 0
-    }
-
     /// What to do after an attempt of a call ended.
     enum Ending {
         /// The call's callers had all left.
@@ -173,12 +164,13 @@ struct SchedulerState {
             // One key per logical submit: made with the call, so joiners and retries share it.
             sent.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
         }
-        let call = Call(id: nextCallID, key: key, submission: handle.submission, request: sent, firstCaller: handle)
+        let call = Call(id: nextCallID, key: key, submission: handle.submission, request: sent, lane: lane(sent.host),
+                        firstCaller: handle)
         calls[call.id] = call
         if let key { registry[key] = call.id }
         callers[id] = Caller(handle: handle, stage: .attached(call.id, since: now))
         line(call, now: now)
-        return .created(request: sent, starts: startWaiting(on: sent.host, now: now, makeOperation: makeOperation))
+        return .created(request: sent, starts: startWaiting(in: call.lane, makeOperation: makeOperation))
     }
 
     /// Removes a caller on cancellation. Returns it, and the operation to cancel when it was the
@@ -211,8 +203,11 @@ struct SchedulerState {
         jitter: @autoclosure () -> Double,
         makeOperation: MakeOperation
     ) -> (ending: Ending, starts: [Start]) {
-        lanes[host]?.running -= 1
-        let starts = startWaiting(on: host, now: timing.completed, makeOperation: makeOperation)
+        var starts: [Start] = []
+        if let lane = lanes[host] {
+            lane.running -= 1
+            starts = startWaiting(in: lane, makeOperation: makeOperation)
+        }
         return (end(callID, with: outcome, timing: timing, jitter: jitter()), starts)
     }
 
@@ -259,7 +254,7 @@ struct SchedulerState {
         }
         let now = DispatchTime.now().uptimeNanoseconds
         line(call, now: now)
-        return startWaiting(on: call.request.host, now: now, makeOperation: makeOperation)
+        return startWaiting(in: call.lane, makeOperation: makeOperation)
     }
 
     /// How to build a waiting call's request again, if its callers are still there.
@@ -281,8 +276,7 @@ struct SchedulerState {
     mutating func setConnected(_ isConnected: Bool, makeOperation: MakeOperation) -> [Start] {
         isOffline = !isConnected
         for lane in lanes.values { lane.queue.isSuspended = isOffline }
-        let now = DispatchTime.now().uptimeNanoseconds
-        return lanes.keys.flatMap { startWaiting(on: $0, now: now, makeOperation: makeOperation) }
+        return lanes.values.flatMap { startWaiting(in: $0, makeOperation: makeOperation) }
     }
 
     // MARK: - Helpers
@@ -314,7 +308,7 @@ struct SchedulerState {
     private mutating func removeCall(_ call: Call) {
         calls[call.id] = nil
         if let key = call.key, registry[key] == call.id { registry[key] = nil }
-        if case .waiting = call.attempt { leaveLine(on: call.request.host) }
+        if case .waiting = call.attempt { leaveLine(call.lane) }
     }
 
     // MARK: - Waiting lines
@@ -322,27 +316,24 @@ struct SchedulerState {
     /// Puts a call at the back of its host's line, at its highest caller's priority.
     private mutating func line(_ call: Call, now: UInt64) {
         guard let priority = call.priorities.highest else { return }
-        let host = call.request.host
         if case .waiting = call.attempt {} else {
-            if lanes[host] == nil { lanes[host] = makeLane(host) }
-            lanes[host]!.waitingCount += 1
+            call.lane.waitingCount += 1
         }
         nextTicket += 1
         call.attempt = .waiting(ticket: nextTicket, since: now)
-        lanes[host]!.waiting.append(.init(callID: call.id, ticket: nextTicket), priority: priority)
+        call.lane.waiting.append(.init(callID: call.id, ticket: nextTicket), priority: priority)
     }
 
     /// A waiting call left its host's line (its entry there is now stale).
-    private mutating func leaveLine(on host: String) {
-        lanes[host]!.waitingCount -= 1
-        if lanes[host]!.waitingCount == 0 { lanes[host]!.waiting.removeAll() }
+    private func leaveLine(_ lane: Lane) {
+        lane.waitingCount -= 1
+        if lane.waitingCount == 0 { lane.waiting.removeAll() }
     }
 
-    /// Gives the free budget slots of `host` to its first waiting calls, and returns their
+    /// Gives the free budget slots of a lane to its first waiting calls, and returns their
     /// operations. Nothing starts while offline.
-    private mutating func startWaiting(on host: String, now: UInt64, makeOperation: MakeOperation) -> [Start] {
-        guard !isOffline, var lane = lanes[host], lane.running < budget, lane.waitingCount > 0 else { return [] }
-        lanes[host] = nil // so that the lane is changed in place, not copied
+    private func startWaiting(in lane: Lane, makeOperation: MakeOperation) -> [Start] {
+        guard !isOffline, lane.running < budget, lane.waitingCount > 0 else { return [] }
         var starts: [Start] = []
         while lane.running < budget, let entry = lane.waiting.popFirst(isLive: { entry in
             guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
@@ -356,16 +347,19 @@ struct SchedulerState {
             starts.append(Start(operation: operation, queue: lane.queue))
         }
         if lane.waitingCount == 0 { lane.waiting.removeAll() }
-        lanes[host] = lane
         return starts
     }
 
-    private func makeLane(_ host: String) -> Lane {
+    /// The lane of `host`, made on its first call.
+    private mutating func lane(_ host: String) -> Lane {
+        if let lane = lanes[host] { return lane }
         let queue = OperationQueue()
         queue.name = "NetworkScheduler \(host)"
         queue.maxConcurrentOperationCount = budget
         queue.isSuspended = isOffline
-        return Lane(queue: queue)
+        let lane = Lane(queue: queue)
+        lanes[host] = lane
+        return lane
     }
 
     /// Applies a change to a call's callers' priorities, and moves it in its line when the

@@ -37,13 +37,32 @@ struct Subscribers: Sequence {
         storage = .many(set)
     }
 
-    func makeIterator() -> AnyIterator<RequestID> {
+    func makeIterator() -> Iterator {
         switch storage {
-        case .one(let id):
-            var next: RequestID? = id
-            return AnyIterator { defer { next = nil }; return next }
-        case .many(let set):
-            return AnyIterator(set.makeIterator())
+        case .one(let id): Iterator(storage: .one(id))
+        case .many(let set): Iterator(storage: .many(set.makeIterator()))
+        }
+    }
+
+    /// Walks the callers without boxing: one per delivery, on every call's hot path.
+    struct Iterator: IteratorProtocol {
+        fileprivate enum Storage {
+            case one(RequestID?)
+            case many(Set<RequestID>.Iterator)
+        }
+
+        fileprivate var storage: Storage
+
+        mutating func next() -> RequestID? {
+            switch storage {
+            case .one(let id):
+                storage = .one(nil)
+                return id
+            case .many(var iterator):
+                let id = iterator.next()
+                storage = .many(iterator)
+                return id
+            }
         }
     }
 }

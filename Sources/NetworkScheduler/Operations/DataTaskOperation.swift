@@ -48,7 +48,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Built into a `URLRequest` when the operation starts, not while it waits.
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
-    private let onStart: @Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void
+    private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
     private let created = DispatchTime.now().uptimeNanoseconds
     private let task = Locked(TaskState.idle)
@@ -67,11 +67,11 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                   onCompletion: onCompletion)
     }
 
-    /// An operation for a prepared request; `onStart` gets the `URLRequest` it sends.
+    /// An operation for a prepared request; `onStart`, if any, gets the `URLRequest` it sends.
     init(
         request: PreparedRequest,
         transport: any HTTPTransport,
-        onStart: @escaping @Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void,
+        onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         onCompletion: @escaping Completion
     ) {
         prepared = request
@@ -88,7 +88,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
         let request = prepared.urlRequest
         let started = DispatchTime.now().uptimeNanoseconds
-        onStart(request, seconds(from: created, to: started))
+        onStart?(request, seconds(from: created, to: started))
         let newTask = transport.startTask(for: request) { [self] result in
             complete(result.mapError(ServiceError.init), started: started)
         }

@@ -198,13 +198,19 @@ public final class RequestScheduler: Sendable {
         waitingSince: UInt64
     ) -> DataTaskOperation {
         let host = request.host
+        // Made only when a monitor listens: it would be an allocation per attempt for nothing.
+        var onStart: (@Sendable (URLRequest, TimeInterval) -> Void)?
+        if !configuration.eventMonitors.isEmpty {
+            onStart = { [self] urlRequest, _ in
+                // Since the call entered its waiting line, not since this operation was made.
+                let now = DispatchTime.now().uptimeNanoseconds
+                record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: now)))
+            }
+        }
         return DataTaskOperation(
             request: request,
             transport: configuration.transport,
-            onStart: { [self] urlRequest, _ in
-                // Since the call entered its waiting line, not since this operation was made.
-                record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: DispatchTime.now().uptimeNanoseconds)))
-            },
+            onStart: onStart,
             onCompletion: { [self] outcome, timing in
                 attemptEnded(callID, on: host, with: outcome, timing: timing)
             }

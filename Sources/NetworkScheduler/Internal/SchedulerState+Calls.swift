@@ -23,6 +23,8 @@ extension SchedulerState {
         let submission: Submission
         /// The request as sent, with its idempotency key, reused by every attempt.
         var request: PreparedRequest
+        /// Its host's budget and waiting line.
+        let lane: Lane
         var attempt = Attempt.paused
         var attemptNumber = 1
         var replayedWithNewToken = false
@@ -30,11 +32,13 @@ extension SchedulerState {
         var subscribers: Subscribers
         var priorities = PriorityCounts()
 
-        init(id: CallID, key: RequestKey?, submission: Submission, request: PreparedRequest, firstCaller: RequestHandle) {
+        init(id: CallID, key: RequestKey?, submission: Submission, request: PreparedRequest, lane: Lane,
+             firstCaller: RequestHandle) {
             self.id = id
             self.key = key
             self.submission = submission
             self.request = request
+            self.lane = lane
             subscribers = Subscribers(firstCaller.id)
             priorities.add(firstCaller.priority)
         }
@@ -54,6 +58,20 @@ extension SchedulerState {
             operation.queuePriority = priority.queuePriority
             attempt = .running(operation)
             return operation
+        }
+    }
+
+    /// One host's network calls: how many hold a budget slot, and which wait for one. A class,
+    /// so that a call reaches its lane without hashing its host on every step.
+    final class Lane {
+        let queue: OperationQueue
+        var running = 0
+        var waiting = WaitingLine()
+        /// Live entries in `waiting`.
+        var waitingCount = 0
+
+        init(queue: OperationQueue) {
+            self.queue = queue
         }
     }
 }
