@@ -77,7 +77,7 @@ public final class RequestScheduler: Sendable {
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                deliveryQueue: configuration.callbackQueue) { result in completion(result.map { $0.value }) }
+                deliveryQueue: configuration.callbackQueue, completion: .model(completion))
     }
 
     /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
@@ -91,10 +91,24 @@ public final class RequestScheduler: Sendable {
         completion: @escaping @Sendable (Result<Response<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                deliveryQueue: configuration.callbackQueue, completion: completion)
+                deliveryQueue: configuration.callbackQueue, completion: .response(completion))
     }
 
     // MARK: - The path of one request
+
+    /// What a caller is handed: its model, or its model with the response. One enum rather
+    /// than a closure adapting one to the other, which would be an allocation per request.
+    enum Completion<Model: Sendable>: Sendable {
+        case model(@Sendable (Result<Model, ServiceError>) -> Void)
+        case response(@Sendable (Result<Response<Model>, ServiceError>) -> Void)
+
+        func callAsFunction(_ result: Result<Response<Model>, ServiceError>) {
+            switch self {
+            case .model(let completion): completion(result.map { $0.value })
+            case .response(let completion): completion(result)
+            }
+        }
+    }
 
     func enqueue<Model>(
         _ request: Request<Model>,
@@ -102,7 +116,7 @@ public final class RequestScheduler: Sendable {
         group: RequestGroup?,
         after dependencies: [RequestHandle],
         deliveryQueue: DispatchQueue?,
-        completion: @escaping @Sendable (Result<Response<Model>, ServiceError>) -> Void
+        completion: Completion<Model>
     ) -> RequestHandle {
         let handle = RequestHandle(
             id: nextID(),
