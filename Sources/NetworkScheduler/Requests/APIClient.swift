@@ -15,27 +15,29 @@ import FoundationNetworking
 public struct APIClient: Sendable {
     /// The URL that resource paths are joined to.
     public var baseURL: URL {
-        didSet { baseHost = PreparedRequest.hostKey(of: baseURL) }
+        didSet { refreshDefaults() }
     }
     /// The scheduler that runs this client's requests.
     public var scheduler: RequestScheduler
     /// Headers sent with every call; a resource's own headers win.
     public var defaultHeaders: [String: String] {
-        didSet { defaultHeaderFields = HeaderFields(defaultHeaders) }
+        didSet { refreshDefaults() }
     }
     /// The bearer token for the `Authorization` header, read when each request is built.
-    public var bearerToken: @Sendable () -> String?
+    public var bearerToken: @Sendable () -> String? {
+        didSet { refreshDefaults() }
+    }
     /// The timeout for resources that do not set one.
-    public var timeout: TimeInterval
+    public var timeout: TimeInterval {
+        didSet { refreshDefaults() }
+    }
     /// Whether POST and PATCH requests carry an `Idempotency-Key` unless their resource says
     /// otherwise.
     public var sendsIdempotencyKeys: Bool
     /// Refreshes the token when the server answers 401; its token is the bearer token.
     public var authenticator: TokenAuthenticator?
-    /// `defaultHeaders`, with case-insensitive names once and for all.
-    private(set) var defaultHeaderFields: HeaderFields
-    /// The host key of `baseURL`, made once: the same for every relative path.
-    private(set) var baseHost: String?
+    /// The settings above that every request starts from, made once and shared by them all.
+    private var defaults: ClientDefaults
 
     /// A client for the server at `baseURL`, sending through `scheduler`.
     ///
@@ -51,38 +53,37 @@ public struct APIClient: Sendable {
         authenticator: TokenAuthenticator? = nil,
         bearerToken: @escaping @Sendable () -> String? = { nil }
     ) {
+        let bearerToken: @Sendable () -> String? = if let authenticator { { authenticator.token } } else { bearerToken }
         self.baseURL = baseURL
-        baseHost = PreparedRequest.hostKey(of: baseURL)
         self.scheduler = scheduler
         self.defaultHeaders = defaultHeaders
-        defaultHeaderFields = HeaderFields(defaultHeaders)
         self.timeout = timeout
         self.sendsIdempotencyKeys = sendsIdempotencyKeys
         self.authenticator = authenticator
-        if let authenticator {
-            self.bearerToken = { authenticator.token }
-        } else {
-            self.bearerToken = bearerToken
-        }
+        self.bearerToken = bearerToken
+        defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
+    }
+
+    private mutating func refreshDefaults() {
+        defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
     }
 
     /// The request for a resource of this client, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
     public func request<Model>(_ resource: Resource<Model>) -> Request<Model> {
         let submission = Submission(
+            .recipe(RequestRecipe(defaults: defaults, resource: resource)),
             deduplication: resource.deduplication,
             retryPolicy: resource.retryPolicy,
             sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
             authenticator: authenticator
-        ) { [recipe = RequestRecipe(client: self, resource: resource)] () throws(ServiceError) in
-            try recipe.prepare()
-        }
+        )
         return Request(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)
     }
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.
     public func urlRequest<Model>(for resource: Resource<Model>) throws(ServiceError) -> URLRequest {
-        try RequestRecipe(client: self, resource: resource).prepare().urlRequest
+        try RequestRecipe(defaults: defaults, resource: resource).prepare().urlRequest
     }
 
     /// The general case: `path` absolute or relative to `base`, with anything that needs escaping.

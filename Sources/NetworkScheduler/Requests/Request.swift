@@ -27,7 +27,7 @@ public struct Request<Model: Sendable>: Sendable {
         deduplication: Deduplication = .automatic,
         decoding: ResponseDecoding<Model>
     ) {
-        let submission = Submission(deduplication: deduplication) { () throws(ServiceError) in try .checked(urlRequest) }
+        let submission = Submission(.urlRequest(urlRequest), deduplication: deduplication)
         self.init(submission: submission, acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
     }
 
@@ -62,7 +62,15 @@ extension HTTPURLResponse {
 /// The model-independent half of a request: how to prepare, share and retry it. A class,
 /// because a caller's handle, its delivery and its network call all keep it.
 final class Submission: Sendable {
-    let prepare: @Sendable () throws(ServiceError) -> PreparedRequest
+    /// Where the request comes from.
+    enum Source: Sendable {
+        /// A client's resource, built when it is about to be scheduled.
+        case recipe(RequestRecipe)
+        /// A `URLRequest` the caller built, sent as it is.
+        case urlRequest(URLRequest)
+    }
+
+    let source: Source
     let deduplication: Deduplication
     /// The resource's own policy; nil uses the scheduler's.
     let retryPolicy: RetryPolicy?
@@ -72,16 +80,24 @@ final class Submission: Sendable {
     let authenticator: TokenAuthenticator?
 
     init(
+        _ source: Source,
         deduplication: Deduplication,
         retryPolicy: RetryPolicy? = nil,
         sendsIdempotencyKey: Bool = false,
-        authenticator: TokenAuthenticator? = nil,
-        prepare: @escaping @Sendable () throws(ServiceError) -> PreparedRequest
+        authenticator: TokenAuthenticator? = nil
     ) {
-        self.prepare = prepare
+        self.source = source
         self.deduplication = deduplication
         self.retryPolicy = retryPolicy
         self.sendsIdempotencyKey = sendsIdempotencyKey
         self.authenticator = authenticator
+    }
+
+    /// The request as the scheduler keeps it, with the bearer token as it is now.
+    func prepare() throws(ServiceError) -> PreparedRequest {
+        switch source {
+        case .recipe(let recipe): try recipe.prepare()
+        case .urlRequest(let request): try .checked(request)
+        }
     }
 }

@@ -1,14 +1,30 @@
 import Foundation
 
-/// How to prepare one request of a client: the client's defaults and the resource's endpoint,
-/// and nothing else of either. A request keeps its recipe while it waits (and for a replay
-/// after a token refresh), so it holds ~150 bytes rather than a whole client and resource.
+/// What every request of one ``APIClient`` starts from, shared by all its requests: the client
+/// makes it again only when one of these settings changes.
+final class ClientDefaults: Sendable {
+    let baseURL: URL
+    /// The host key of `baseURL`, made once: the same for every relative path.
+    let baseHost: String?
+    /// The default headers, with case-insensitive names once and for all.
+    let headers: HeaderFields
+    let bearerToken: @Sendable () -> String?
+    let timeout: TimeInterval
+
+    init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval) {
+        self.baseURL = baseURL
+        baseHost = PreparedRequest.hostKey(of: baseURL)
+        self.headers = HeaderFields(headers)
+        self.bearerToken = bearerToken
+        self.timeout = timeout
+    }
+}
+
+/// How to prepare one request of a client: the client's shared defaults and the resource's
+/// endpoint, and nothing else of either. A request keeps its recipe while it waits (and for a
+/// replay after a token refresh), so it holds ~100 bytes rather than a whole client and resource.
 struct RequestRecipe: Sendable {
-    private let baseURL: URL
-    private let baseHost: String?
-    private let defaultHeaders: HeaderFields
-    private let bearerToken: @Sendable () -> String?
-    private let defaultTimeout: TimeInterval
+    private let defaults: ClientDefaults
     private let method: HTTPMethod
     private let path: String
     private let query: [URLQueryItem]
@@ -16,12 +32,8 @@ struct RequestRecipe: Sendable {
     private let body: RequestBody?
     private let timeout: TimeInterval?
 
-    init<Model>(client: APIClient, resource: Resource<Model>) {
-        baseURL = client.baseURL
-        baseHost = client.baseHost
-        defaultHeaders = client.defaultHeaderFields
-        bearerToken = client.bearerToken
-        defaultTimeout = client.timeout
+    init<Model>(defaults: ClientDefaults, resource: Resource<Model>) {
+        self.defaults = defaults
         method = resource.method
         path = resource.path
         query = resource.query
@@ -36,8 +48,8 @@ struct RequestRecipe: Sendable {
         let (url, host) = try location()
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
         // its spelling. The defaults are shared, not copied, unless a layer adds to them.
-        var headers = defaultHeaders
-        if let token = bearerToken() {
+        var headers = defaults.headers
+        if let token = defaults.bearerToken() {
             headers["Authorization"] = "Bearer \(token)"
         }
         var bodyData: Data?
@@ -50,16 +62,16 @@ struct RequestRecipe: Sendable {
         }
         headers.merge(self.headers)
         let parts = PreparedRequest.Parts(method: method.rawValue, url: url, headers: headers, body: bodyData,
-                                          timeout: timeout ?? defaultTimeout)
+                                          timeout: timeout ?? defaults.timeout)
         return PreparedRequest(parts, host: host)
     }
 
     /// The absolute URL, and the host key of its budget.
     private func location() throws(ServiceError) -> (url: String, host: String) {
-        if let baseHost, let url = APIClient.plainURL(base: baseURL, path: path, query: query) {
+        if let baseHost = defaults.baseHost, let url = APIClient.plainURL(base: defaults.baseURL, path: path, query: query) {
             return (url, baseHost)
         }
-        let url = try APIClient.componentsURL(base: baseURL, path: path, query: query)
+        let url = try APIClient.componentsURL(base: defaults.baseURL, path: path, query: query)
         guard let host = PreparedRequest.hostKey(of: url) else {
             throw .invalidRequest(reason: "\(url.absoluteString) has no host")
         }
