@@ -84,13 +84,12 @@ struct PreparedRequest: Sendable {
         case (.key(let key), _):
             return RequestKey(custom: key)
         case (.automatic, .parts(let parts)):
-            return RequestKey(method: parts.method, url: parts.url, body: parts.body,
-                              headers: MeaningfulHeaders(of: parts.headers))
+            return RequestKey(method: parts.method, url: parts.url, body: parts.body, headers: parts.headers)
         case (.automatic, .built(let request)):
             // A streamed body cannot be compared, so such a request is never shared.
             guard let url = request.url, request.httpBodyStream == nil else { return nil }
             return RequestKey(method: request.httpMethod ?? "GET", url: url.absoluteString, body: request.httpBody,
-                              headers: MeaningfulHeaders(of: request))
+                              headers: HeaderFields(request.allHTTPHeaderFields ?? [:]))
         }
     }
 
