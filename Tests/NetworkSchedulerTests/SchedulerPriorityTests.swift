@@ -55,4 +55,50 @@ import Testing
 
         #expect(await startOrder(harness, count: 3) == ["other", "prefetch"])
     }
+
+    // MARK: - The slot kept free of low-priority calls
+
+    private func paths(_ arrivals: [StubTransport.Arrival]) -> [String] {
+        arrivals.map { String($0.path.dropFirst("/v1/".count)) }
+    }
+
+    @Test func lowPriorityCallsLeaveASlotForAMoreUrgentOne() async {
+        let harness = Harness(budget: 3) { _ in .hold }
+        for index in 0..<5 {
+            harness.api.send(Resource<User>(path: "low-\(index)"), priority: .low) { _ in }
+        }
+        await harness.transport.arrivals.wait(for: 2)
+
+        harness.api.send(Resource<User>(path: "urgent"), priority: .normal) { _ in }
+
+        #expect(paths(await harness.transport.arrivals.wait(for: 3)) == ["low-0", "low-1", "urgent"])
+        let line = harness.scheduler.state.withLock { $0.lineCounts }
+        #expect(line.running == 3 && line.lowPriorityRunning == 2 && line.waiting == 3)
+        // A low call that ends hands its slot to the next low one, not beyond.
+        harness.transport.release(with: .json(userJSON))
+        #expect(paths(await harness.transport.arrivals.wait(for: 4)).last == "low-2")
+        #expect(harness.scheduler.state.withLock { $0.lineCounts.lowPriorityRunning } == 2)
+    }
+
+    @Test func withNoSlotReservedLowPriorityCallsTakeTheWholeBudget() async {
+        let harness = Harness(budget: 3, slotsReservedAboveLowPriority: 0) { _ in .hold }
+        for index in 0..<5 {
+            harness.api.send(Resource<User>(path: "low-\(index)"), priority: .background) { _ in }
+        }
+
+        #expect(paths(await harness.transport.arrivals.wait(for: 3)) == ["low-0", "low-1", "low-2"])
+        #expect(harness.scheduler.state.withLock { $0.lineCounts.lowPriorityRunning } == 3)
+    }
+
+    @Test func aWaitingLowCallMadeUrgentByAJoinerTakesTheKeptSlotAtOnce() async {
+        let harness = Harness(budget: 2) { _ in .hold }
+        harness.api.send(Resource<User>(path: "prefetch-1"), priority: .low) { _ in }
+        harness.api.send(Resource<User>(path: "prefetch-2"), priority: .low) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == 1)
+
+        harness.api.send(Resource<User>(path: "prefetch-2"), priority: .high) { _ in }
+
+        #expect(paths(await harness.transport.arrivals.wait(for: 2)) == ["prefetch-1", "prefetch-2"])
+    }
 }

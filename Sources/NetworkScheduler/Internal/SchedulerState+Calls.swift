@@ -66,6 +66,8 @@ extension SchedulerState {
     final class Lane {
         let queue: OperationQueue
         var running = 0
+        /// How many of `running` are `.low` or `.background` calls.
+        var lowPriorityRunning = 0
         var waiting = WaitingLine()
         /// Live entries in `waiting`.
         var waitingCount = 0

@@ -43,8 +43,9 @@ struct SchedulerState {
     enum Attachment {
         /// It left before it could attach.
         case gone
-        /// It joined an identical call in flight.
-        case joined
+        /// It joined an identical call in flight, which starts now if the joiner made it urgent
+        /// enough for a slot kept free of low-priority calls.
+        case joined(starts: [Start])
         /// It made a new call, sending `request`, which starts the operations given (its own
         /// when a budget slot was free).
         case created(request: PreparedRequest, starts: [Start])
@@ -62,11 +63,15 @@ struct SchedulerState {
         case refreshToken(TokenAuthenticator, rejected: String?, attempt: Int, request: PreparedRequest)
     }
 
-    /// Makes the operation for a call's attempt, given the uptime since which it waited.
-    typealias MakeOperation = (CallID, PreparedRequest, _ waitingSince: UInt64) -> DataTaskOperation
+    /// Makes the operation for a call's attempt, given the uptime since which it waited and
+    /// whether it takes one of the slots that low-priority calls may use.
+    typealias MakeOperation = (CallID, PreparedRequest, _ waitingSince: UInt64, _ holdsLowPrioritySlot: Bool) -> DataTaskOperation
 
     /// The most operations running at once per host.
     let budget: Int
+    /// The most of them that `.low` and `.background` calls may hold, so that a more urgent
+    /// call finds a slot free.
+    let lowPriorityBudget: Int
     /// The policy of calls whose resource has none.
     let defaultRetryPolicy: RetryPolicy
     private var callers: [RequestID: Caller] = [:]
@@ -77,8 +82,9 @@ struct SchedulerState {
     private var nextTicket = 0
     private var isOffline = false
 
-    init(budget: Int, defaultRetryPolicy: RetryPolicy) {
+    init(budget: Int, lowPriorityBudget: Int, defaultRetryPolicy: RetryPolicy) {
         self.budget = budget
+        self.lowPriorityBudget = lowPriorityBudget
         self.defaultRetryPolicy = defaultRetryPolicy
     }
 
@@ -95,11 +101,13 @@ struct SchedulerState {
         }
     }
 
-    /// Calls holding a budget slot, and calls waiting for one, over all hosts.
-    var lineCounts: (running: Int, waiting: Int) {
-        lanes.values.reduce(into: (0, 0)) { counts, lane in
+    /// Calls holding a budget slot (and how many of those are low-priority ones), and calls
+    /// waiting for one, over all hosts.
+    var lineCounts: (running: Int, lowPriorityRunning: Int, waiting: Int) {
+        lanes.values.reduce(into: (0, 0, 0)) { counts, lane in
             counts.0 += lane.running
-            counts.1 += lane.waitingCount
+            counts.1 += lane.lowPriorityRunning
+            counts.2 += lane.waitingCount
         }
     }
 
@@ -156,7 +164,8 @@ struct SchedulerState {
             call.subscribers.insert(id)
             call.wasShared = true
             reprioritize(call) { [priority = handle.priority] in $0.add(priority) }
-            return .joined
+            guard case .waiting = call.attempt else { return .joined(starts: []) }
+            return .joined(starts: startWaiting(in: call.lane, makeOperation: makeOperation))
         }
         nextCallID += 1
         var sent = request
@@ -198,6 +207,7 @@ struct SchedulerState {
     mutating func end(
         _ callID: CallID,
         on host: String,
+        freeingLowPrioritySlot: Bool,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
         jitter: @autoclosure () -> Double,
@@ -206,6 +216,7 @@ struct SchedulerState {
         var starts: [Start] = []
         if let lane = lanes[host] {
             lane.running -= 1
+            if freeingLowPrioritySlot { lane.lowPriorityRunning -= 1 }
             starts = startWaiting(in: lane, makeOperation: makeOperation)
         }
         return (end(callID, with: outcome, timing: timing, jitter: jitter()), starts)
@@ -331,18 +342,25 @@ struct SchedulerState {
     }
 
     /// Gives the free budget slots of a lane to its first waiting calls, and returns their
-    /// operations. Nothing starts while offline.
+    /// operations. Low-priority calls stop short of the slots kept for more urgent ones.
+    /// Nothing starts while offline.
     private func startWaiting(in lane: Lane, makeOperation: MakeOperation) -> [Start] {
         guard !isOffline, lane.running < budget, lane.waitingCount > 0 else { return [] }
         var starts: [Start] = []
-        while lane.running < budget, let entry = lane.waiting.popFirst(isLive: { entry in
-            guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
-            return true
-        }) {
-            let operation = calls[entry.callID]!.begin { request, since in
-                makeOperation(entry.callID, request, since)
+        while lane.running < budget, let entry = lane.waiting.popFirst(
+            from: lane.lowPriorityRunning < lowPriorityBudget ? .background : .normal,
+            isLive: { entry in
+                guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
+                return true
+            }
+        ) {
+            let call = calls[entry.callID]!
+            let isLowPriority = call.priorities.highest.map { $0 < .normal } ?? false
+            let operation = call.begin { request, since in
+                makeOperation(entry.callID, request, since, isLowPriority)
             }
             lane.running += 1
+            if isLowPriority { lane.lowPriorityRunning += 1 }
             lane.waitingCount -= 1
             starts.append(Start(operation: operation, queue: lane.queue))
         }

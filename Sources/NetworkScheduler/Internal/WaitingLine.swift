@@ -39,10 +39,10 @@ struct WaitingLine {
         buckets[priority.rawValue].entries.append(entry)
     }
 
-    /// Removes and returns the first live entry, by priority then age, dropping the stale ones
-    /// before it.
-    mutating func popFirst(isLive: (Entry) -> Bool) -> Entry? {
-        for priority in buckets.indices.reversed() {
+    /// Removes and returns the first live entry of priority `minimum` or above, by priority then
+    /// age, dropping the stale ones before it.
+    mutating func popFirst(from minimum: RequestPriority = .background, isLive: (Entry) -> Bool) -> Entry? {
+        for priority in buckets.indices.reversed() where priority >= minimum.rawValue {
             while let entry = buckets[priority].popFirst() {
                 if isLive(entry) { return entry }
             }

@@ -20,6 +20,12 @@ extension RequestScheduler {
         /// The most network calls at once to one host; nil, and anything above it, means the
         /// transport's own limit (a session's `httpMaximumConnectionsPerHost`).
         public var maximumConcurrentRequestsPerHost: Int?
+        /// How many of a host's budget slots `.low` and `.background` calls leave free, so that a
+        /// `.normal` or more urgent request arriving while they fill the host starts at once,
+        /// instead of waiting for one of them to end (browsers hold back such "delayable"
+        /// requests the same way). 1 by default; at most the budget minus one; 0 lets them
+        /// take every slot.
+        public var slotsReservedAboveLowPriority: Int
         /// Where completion handlers run. The default is a serial queue of the scheduler's own,
         /// not the main queue, which a command-line tool or a server may never drain.
         public var callbackQueue: DispatchQueue
@@ -36,6 +42,7 @@ extension RequestScheduler {
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
             maximumConcurrentRequestsPerHost: Int? = nil,
+            slotsReservedAboveLowPriority: Int = 1,
             callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
             eventMonitors: [any RequestEventMonitor] = [],
             retryPolicy: RetryPolicy = .default,
@@ -43,6 +50,7 @@ extension RequestScheduler {
         ) {
             self.transport = transport
             self.maximumConcurrentRequestsPerHost = maximumConcurrentRequestsPerHost
+            self.slotsReservedAboveLowPriority = slotsReservedAboveLowPriority
             self.callbackQueue = callbackQueue
             self.eventMonitors = eventMonitors
             self.retryPolicy = retryPolicy

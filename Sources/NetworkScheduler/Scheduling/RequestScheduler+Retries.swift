@@ -5,19 +5,20 @@ import FoundationNetworking
 #endif
 
 // What happens between the attempts of a network call: backoff, a token refresh, a wait for
-// connectivity. The decisions are `SchedulerState.end(_:on:with:timing:jitter:makeOperation:)`'s.
+// connectivity. The decisions are `SchedulerState.end(_:on:freeingLowPrioritySlot:with:timing:jitter:makeOperation:)`'s.
 extension RequestScheduler {
     /// Gives the attempt's budget slot to the next waiting call, decides what the attempt's
     /// outcome means for its call, and does it.
     func attemptEnded(
         _ callID: SchedulerState.CallID,
         on host: String,
+        freeingLowPrioritySlot: Bool,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing
     ) {
         let (ending, starts) = state.withLock {
-            $0.end(callID, on: host, with: outcome, timing: timing, jitter: Double.random(in: 0...1),
-                   makeOperation: makeOperation)
+            $0.end(callID, on: host, freeingLowPrioritySlot: freeingLowPrioritySlot, with: outcome, timing: timing,
+                   jitter: Double.random(in: 0...1), makeOperation: makeOperation)
         }
         start(starts)
         switch ending {

@@ -40,7 +40,9 @@ public final class RequestScheduler: Sendable {
             max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
             transportLimit
         )
+        let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), maximumConcurrentRequestsPerHost - 1)
         state = Locked(SchedulerState(budget: maximumConcurrentRequestsPerHost,
+                                      lowPriorityBudget: maximumConcurrentRequestsPerHost - reserved,
                                       defaultRetryPolicy: configuration.retryPolicy))
         if let monitor = configuration.connectivityMonitor {
             setConnected(monitor.isConnected)
@@ -191,8 +193,9 @@ public final class RequestScheduler: Sendable {
         switch attachment {
         case .gone:
             break
-        case .joined:
+        case .joined(let starts):
             record(.joined(handle.id, handle.priority, request.urlRequest))
+            start(starts)
         case .created(let sent, let starts):
             record(.enqueued(handle.id, handle.priority, sent.urlRequest))
             start(starts)
@@ -209,7 +212,8 @@ public final class RequestScheduler: Sendable {
     func makeOperation(
         _ callID: SchedulerState.CallID,
         _ request: PreparedRequest,
-        waitingSince: UInt64
+        waitingSince: UInt64,
+        holdsLowPrioritySlot: Bool
     ) -> DataTaskOperation {
         let host = request.host
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
@@ -226,7 +230,7 @@ public final class RequestScheduler: Sendable {
             transport: configuration.transport,
             onStart: onStart,
             onCompletion: { [self] outcome, timing in
-                attemptEnded(callID, on: host, with: outcome, timing: timing)
+                attemptEnded(callID, on: host, freeingLowPrioritySlot: holdsLowPrioritySlot, with: outcome, timing: timing)
             }
         )
     }

@@ -47,6 +47,7 @@ struct Harness: Sendable {
     ///   - authenticator: replaces the token store as the source of the bearer token.
     init(
         budget: Int = 6,
+        slotsReservedAboveLowPriority: Int = 1,
         retryPolicy: RetryPolicy = .never,
         sendsIdempotencyKeys: Bool = false,
         authenticator: TokenAuthenticator? = nil,
@@ -55,7 +56,8 @@ struct Harness: Sendable {
     ) {
         transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)
         scheduler = RequestScheduler(configuration: .init(
-            transport: transport, eventMonitors: [metrics, events], retryPolicy: retryPolicy,
+            transport: transport, slotsReservedAboveLowPriority: slotsReservedAboveLowPriority,
+            eventMonitors: [metrics, events], retryPolicy: retryPolicy,
             connectivityMonitor: connectivity
         ))
         api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler,
