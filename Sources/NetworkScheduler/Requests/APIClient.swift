@@ -115,13 +115,24 @@ public struct APIClient: Sendable {
     /// relative path and query made only of characters that need no escaping, joined into a
     /// string that `URL(string:)` accepts. Nil for anything else; the general path handles it.
     static func plainURL(base: URL, path: String, query: [URLQueryItem]) -> String? {
+        plainBase(of: base).flatMap { plainURL(plainBase: $0, path: path, query: query) }
+    }
+
+    /// A base URL as ``plainURL(base:path:query:)`` joins paths to, without its trailing slash:
+    /// made once per client. Nil for a base that is not http(s), or has a query or fragment.
+    static func plainBase(of base: URL) -> String? {
         let base = base.absoluteString
         guard base.hasPrefix("https://") || base.hasPrefix("http://"),
-              !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-              isPlain(path, allowingSlash: true) else { return nil }
+              !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return nil }
+        return base.hasSuffix("/") ? String(base.dropLast()) : base
+    }
+
+    /// ``plainURL(base:path:query:)`` for a base already checked by ``plainBase(of:)``.
+    static func plainURL(plainBase: String, path: String, query: [URLQueryItem]) -> String? {
+        guard isPlain(path, allowingSlash: true) else { return nil }
         let tail = path.drop(while: { $0 == "/" })
         guard !tail.isEmpty else { return nil }
-        var string = base.hasSuffix("/") ? String(base.dropLast()) : base
+        var string = plainBase
         string += "/"
         string += tail
         for (index, item) in query.enumerated() {

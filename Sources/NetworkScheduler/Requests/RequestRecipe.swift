@@ -6,6 +6,8 @@ final class ClientDefaults: Sendable {
     let baseURL: URL
     /// The host key of `baseURL`, made once: the same for every relative path.
     let baseHost: String?
+    /// `baseURL` as relative paths are joined to it without `URLComponents`, if it allows.
+    let plainBase: String?
     /// The default headers, with case-insensitive names once and for all.
     let headers: HeaderFields
     let bearerToken: @Sendable () -> String?
@@ -14,6 +16,7 @@ final class ClientDefaults: Sendable {
     init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval) {
         self.baseURL = baseURL
         baseHost = PreparedRequest.hostKey(of: baseURL)
+        plainBase = APIClient.plainBase(of: baseURL)
         self.headers = HeaderFields(headers)
         self.bearerToken = bearerToken
         self.timeout = timeout
@@ -68,7 +71,8 @@ struct RequestRecipe: Sendable {
 
     /// The absolute URL, and the host key of its budget.
     private func location() throws(ServiceError) -> (url: String, host: String) {
-        if let baseHost = defaults.baseHost, let url = APIClient.plainURL(base: defaults.baseURL, path: path, query: query) {
+        if let baseHost = defaults.baseHost, let plainBase = defaults.plainBase,
+           let url = APIClient.plainURL(plainBase: plainBase, path: path, query: query) {
             return (url, baseHost)
         }
         let url = try APIClient.componentsURL(base: defaults.baseURL, path: path, query: query)
