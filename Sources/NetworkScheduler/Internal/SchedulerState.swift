@@ -318,7 +318,10 @@ struct SchedulerState {
 
     private mutating func removeCall(_ call: Call) {
         calls[call.id] = nil
-        if let key = call.key, registry[key] == call.id { registry[key] = nil }
+        // One lookup: the entry is almost always this call's; put back one that is not.
+        if let key = call.key, let registered = registry.removeValue(forKey: key), registered != call.id {
+            registry[key] = registered
+        }
         if case .waiting = call.attempt { leaveLine(call.lane) }
     }
 

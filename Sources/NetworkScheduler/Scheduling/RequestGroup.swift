@@ -33,6 +33,11 @@ public final class RequestGroup: Sendable {
             defer { members = [:] }
             return Array(members.values)
         }
+        guard let scheduler = handles.first?.scheduler else { return }
+        if handles.allSatisfy({ $0.scheduler === scheduler }) {
+            scheduler.cancel(handles)
+            return
+        }
         // A group may hold requests of several schedulers: each cancels its own in one pass.
         let bySchedulers = Dictionary(grouping: handles) { ObjectIdentifier($0.scheduler) }
         for handles in bySchedulers.values { handles[0].scheduler.cancel(handles) }
