@@ -71,7 +71,9 @@ import Testing
 
         harness.api.send(Resource<User>(path: "urgent"), priority: .normal) { _ in }
 
-        #expect(paths(await harness.transport.arrivals.wait(for: 3)) == ["low-0", "low-1", "urgent"])
+        // Operations started together reach the transport in any order.
+        let started = paths(await harness.transport.arrivals.wait(for: 3))
+        #expect(Set(started.prefix(2)) == ["low-0", "low-1"] && started.last == "urgent")
         let line = harness.scheduler.state.withLock { $0.lineCounts }
         #expect(line.running == 3 && line.lowPriorityRunning == 2 && line.waiting == 3)
         // A low call that ends hands its slot to the next low one, not beyond.
@@ -86,7 +88,7 @@ import Testing
             harness.api.send(Resource<User>(path: "low-\(index)"), priority: .background) { _ in }
         }
 
-        #expect(paths(await harness.transport.arrivals.wait(for: 3)) == ["low-0", "low-1", "low-2"])
+        #expect(Set(paths(await harness.transport.arrivals.wait(for: 3))) == ["low-0", "low-1", "low-2"])
         #expect(harness.scheduler.state.withLock { $0.lineCounts.lowPriorityRunning } == 3)
     }
 
