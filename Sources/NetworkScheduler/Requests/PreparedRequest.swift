@@ -58,7 +58,10 @@ struct PreparedRequest: Sendable {
             return request
         case .parts(let parts):
             // `Parts.url` came from a valid URL, or was checked to need no escaping.
-            var request = URLRequest(url: URL(string: parts.url)!, timeoutInterval: parts.timeout)
+            var request = URLRequest(url: URL(string: parts.url)!)
+            // Set, not passed to the initialiser: FoundationNetworking then ignores it and
+            // applies the session's timeout (a 1 s request waited on a 1.5 s server).
+            request.timeoutInterval = parts.timeout
             if parts.method != "GET" {
                 // GET is a new request's method; setting it anyway costs two allocations on Linux.
                 request.httpMethod = parts.method
