@@ -144,13 +144,14 @@ struct SchedulerState {
         return caller.handle
     }
 
-    /// Attaches a built request to the identical call in flight, or to a new one. A caller
-    /// without dependencies is new here; one whose dependencies succeeded must still be waiting.
+    /// Attaches a built request to the identical call in flight, or to a new one (which gets a
+    /// fresh `Idempotency-Key` if it needs one). A caller without dependencies is new here; one
+    /// whose dependencies succeeded must still be waiting.
     mutating func attach(
         _ handle: RequestHandle,
         isNew: Bool,
         request: PreparedRequest,
-        idempotencyKey: String?,
+        needsIdempotencyKey: Bool,
         key: RequestKey?,
         now: UInt64,
         makeOperation: MakeOperation
@@ -169,7 +170,7 @@ struct SchedulerState {
         }
         nextCallID += 1
         var sent = request
-        if handle.submission.sendsIdempotencyKey, idempotencyKey == nil {
+        if needsIdempotencyKey {
             // One key per logical submit: made with the call, so joiners and retries share it.
             sent.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
         }

@@ -184,11 +184,11 @@ public final class RequestScheduler: Sendable {
         }
         // Read before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication)
-        let idempotencyKey = request.header("idempotency-key")
+        let needsIdempotencyKey = handle.submission.sendsIdempotencyKey && request.header("idempotency-key") == nil
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in
-            state.attach(handle, isNew: isNew, request: request, idempotencyKey: idempotencyKey, key: key, now: now,
-                         makeOperation: makeOperation)
+            state.attach(handle, isNew: isNew, request: request, needsIdempotencyKey: needsIdempotencyKey, key: key,
+                         now: now, makeOperation: makeOperation)
         }
         switch attachment {
         case .gone:
