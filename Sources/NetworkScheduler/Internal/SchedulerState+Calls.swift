@@ -14,7 +14,7 @@ extension SchedulerState {
     /// One network call, from its first attempt until its outcome is delivered or its last
     /// caller leaves. Only ever touched under the scheduler's lock.
     ///
-    /// A class, so that the table of calls holds a word per call: a dictionary keeps up to four
+    /// A class, so that the table of calls holds a word per call: a dictionary keeps up to 2.7
     /// slots per entry (100,000 calls fill 262,144), and a call inline was ~230 bytes a slot.
     final class Call {
         let id: CallID
