@@ -79,4 +79,45 @@ import Testing
         #expect(URLSessionTransport.prepared(request).timeoutInterval == asked)
         #endif
     }
+
+    #if canImport(FoundationNetworking)
+    @Test func onLinuxATransportNeverSendsThroughASessionWithACache() async throws {
+        let cached = StubURLProtocol.session(host: "cache.urlsession.test", cached: true) { _, _ in .json(userJSON) }
+        let uncached = StubURLProtocol.session(host: "cache.urlsession.test") { _, _ in .json(userJSON) }
+        defer { cached.invalidateAndCancel(); uncached.invalidateAndCancel() }
+
+        let replaced = URLSessionTransport(session: cached).session
+        #expect(replaced !== cached && replaced.configuration.urlCache == nil)
+        #expect(URLSessionTransport(session: uncached).session === uncached)
+        #expect(URLSessionTransport().session.configuration.urlCache == nil)
+
+        // The copy keeps the rest of the configuration: here, the stub that answers.
+        defer { replaced.invalidateAndCancel() }
+        let scheduler = RequestScheduler(configuration: .init(transport: URLSessionTransport(session: replaced)))
+        let api = APIClient(baseURL: URL(string: "https://cache.urlsession.test")!, scheduler: scheduler)
+        #expect(try await api.value(for: Resource<User>(path: "users/1")).name == "Ada")
+    }
+
+    /// FoundationNetworking traps when a task is cancelled during its cache lookup; 200 tasks
+    /// cancelled as they start did it every time through a session with a cache.
+    @Test func tasksCancelledAsTheyStartEndWithoutTrapping() async {
+        let session = StubURLProtocol.session(host: "race.urlsession.test", cached: true) { _, _ in .json(userJSON) }
+        defer { session.invalidateAndCancel() }
+        let transport = URLSessionTransport(session: session)
+        defer { transport.session.invalidateAndCancel() }
+        let endings = EventLog<Bool>()
+        for index in 0..<200 {
+            let task = transport.startTask(for: URLRequest(url: URL(string: "https://race.urlsession.test/\(index)")!)) { result in
+                switch result {
+                case .success: endings.append(true)
+                case .failure(let error): endings.append((error as? URLError)?.code == .cancelled)
+                }
+            }
+            if index.isMultiple(of: 2) { task.cancel() } else { DispatchQueue.global().async { task.cancel() } }
+        }
+
+        let ended = await endings.wait(for: 200)
+        #expect(ended.count == 200 && ended.allSatisfy { $0 })
+    }
+    #endif
 }

@@ -38,13 +38,27 @@ public protocol HTTPTransport: Sendable {
 }
 
 /// The default transport: a `URLSession` data task per request.
+///
+/// On Linux it never sends through a session with a `URLCache`. FoundationNetworking looks a
+/// task up in the cache on another queue before it starts loading, and a task cancelled in that
+/// window reports its failure after it has left the session's registry, which traps the process
+/// ("Trying to access a behaviour for a task that in not in the registry"): 200 tasks cancelled
+/// as they start were enough, every time. The scheduler cancels a running task whenever its
+/// last caller leaves, so a session with a cache (`.default` and `.ephemeral` both have one
+/// there) is replaced by one with the same configuration, delegate and delegate queue, without
+/// the cache. Pass a session whose `urlCache` is nil to have it used as it is.
 public struct URLSessionTransport: HTTPTransport {
-    /// The session that runs the tasks.
+    /// The session that runs the tasks: the one given, or on Linux its copy without a cache.
     public let session: URLSession
 
-    /// A transport over `session`; the shared session by default.
+    /// A transport over `session`; the shared session by default (on Linux, a shared one
+    /// without a cache).
     public init(session: URLSession = .shared) {
+        #if canImport(FoundationNetworking)
+        self.session = session === URLSession.shared ? Self.sharedWithoutCache : Self.withoutCache(session)
+        #else
         self.session = session
+        #endif
     }
 
     /// The session's `httpMaximumConnectionsPerHost`; on Linux, at most 4.
@@ -86,6 +100,19 @@ public struct URLSessionTransport: HTTPTransport {
 }
 
 extension URLSessionTransport {
+    #if canImport(FoundationNetworking)
+    /// `URLSession.shared`, but without its `URLCache`.
+    private static let sharedWithoutCache = withoutCache(.shared)
+
+    /// `session` if it has no `URLCache`; otherwise a session like it, without one.
+    static func withoutCache(_ session: URLSession) -> URLSession {
+        guard session.configuration.urlCache != nil,
+              let configuration = session.configuration.copy() as? URLSessionConfiguration else { return session }
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration, delegate: session.delegate, delegateQueue: session.delegateQueue)
+    }
+    #endif
+
     /// The request as this platform's URLSession needs it. FoundationNetworking hands libcurl
     /// the timeout in whole seconds, so 0.5 s would fire at once and 1.5 s at 1 s: round up.
     static func prepared(_ request: URLRequest) -> URLRequest {

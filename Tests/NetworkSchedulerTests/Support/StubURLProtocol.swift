@@ -11,11 +11,13 @@ final class StubURLProtocol: URLProtocol {
 
     private static let handlers = Locked<[String: Handler]>([:])
 
-    /// A session whose requests to `host` are answered by `handler`.
-    static func session(host: String, handler: @escaping Handler) -> URLSession {
+    /// A session whose requests to `host` are answered by `handler`; without a `URLCache`
+    /// unless `cached`, so that a transport sends through this very session.
+    static func session(host: String, cached: Bool = false, handler: @escaping Handler) -> URLSession {
         handlers.withLock { $0[host] = handler }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]
+        if !cached { configuration.urlCache = nil }
         return URLSession(configuration: configuration)
     }
 
