@@ -47,7 +47,7 @@ struct Loopback: Sendable {
         var runs: [Client: Run] = [:]
         for client in order {
             let connectionsBefore = server.arrivals.connections
-            let session = URLSession(configuration: .ephemeral)
+            let session = Self.session()
             let cost = try await run(client, session: session)
             session.finishTasksAndInvalidate()
             runs[client] = Run(cost: cost, connections: server.arrivals.connections - connectionsBefore)
@@ -150,6 +150,15 @@ struct Loopback: Sendable {
                 }
             }
         }
+    }
+
+    /// A session for one client. Without a `URLCache` for every client alike: on Linux the
+    /// scheduler's transport never sends through one (see `URLSessionTransport`), and a cache
+    /// lookup before each task would make the raw clients pay for what the scheduler skips.
+    static func session() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration)
     }
 
     private func makeClient(_ session: URLSession) -> APIClient {

@@ -27,7 +27,7 @@ struct PriorityUnderSaturation {
         let server = loopback.server
         defer { Task { await server.stop() } }
         server.faults[.feed] = .latency(milliseconds: lowLatencyMilliseconds)
-        let session = URLSession(configuration: .ephemeral)
+        let session = Loopback.session()
         defer { session.finishTasksAndInvalidate() }
         let scheduler = RequestScheduler { $0.transport = URLSessionTransport(session: session) }
         let token = loopback.token

@@ -44,7 +44,9 @@ struct FriendsDemo: AsyncParsableCommand {
         }
 
         let metrics = MetricsCollector()
-        let session = URLSession(configuration: .ephemeral)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil // a REST client's session: see URLSessionTransport
+        let session = URLSession(configuration: configuration)
         // A budget of two calls per host, so that the queue (and its priorities) can be seen.
         let api = SocialAPI(baseURL: url, configuration: .init(
             transport: URLSessionTransport(session: session),
