@@ -117,17 +117,39 @@ public final class RequestHandle: Sendable {
             if let (handle, result) = deliveries.first { handle.complete(with: result) }
             return
         }
-        var batches: [ObjectIdentifier: (queue: DispatchQueue, deliveries: [(RequestHandle, CallResult)])] = [:]
-        for (handle, result) in deliveries where handle.claim() {
-            guard let queue = handle.deliveryQueue else {
-                handle.deliverNow(result)
+        inBatches(deliveries, handle: { $0.0 }) { handle, result in handle.deliverNow(result) }
+    }
+
+    /// Delivers one result to many callers (a cancelled group), the same way, without a copy
+    /// of the result per caller.
+    static func complete(_ handles: [RequestHandle], with result: CallResult) {
+        guard handles.count > 1 else {
+            handles.first?.complete(with: result)
+            return
+        }
+        inBatches(handles, handle: { $0 }) { handle in handle.deliverNow(result) }
+    }
+
+    /// Claims each item's caller, then runs `deliver` for the items of each delivery queue in
+    /// one hop to it (at once for callers without one).
+    private static func inBatches<Item: Sendable>(
+        _ items: [Item],
+        handle: (Item) -> RequestHandle,
+        deliver: @escaping @Sendable (Item) -> Void
+    ) {
+        var batches: [ObjectIdentifier: (queue: DispatchQueue, items: [Item])] = [:]
+        for item in items {
+            let caller = handle(item)
+            guard caller.claim() else { continue }
+            guard let queue = caller.deliveryQueue else {
+                deliver(item)
                 continue
             }
-            batches[ObjectIdentifier(queue), default: (queue, [])].deliveries.append((handle, result))
+            batches[ObjectIdentifier(queue), default: (queue, [])].items.append(item)
         }
         for (queue, batch) in batches.values {
             queue.async {
-                for (handle, result) in batch { handle.deliverNow(result) }
+                for item in batch { deliver(item) }
             }
         }
     }

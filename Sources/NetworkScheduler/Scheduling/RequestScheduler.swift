@@ -239,18 +239,18 @@ public final class RequestScheduler: Sendable {
     /// other callers want it.
     func cancel(_ handles: [RequestHandle]) {
         let (cancelled, operations) = state.withLock { state in
-            var cancelled: [(RequestHandle, CallResult)] = []
+            var cancelled: [RequestHandle] = []
             var operations: [DataTaskOperation] = []
             cancelled.reserveCapacity(handles.count)
             for handle in handles {
                 guard let (handle, operation) = state.cancel(handle.id) else { continue }
-                cancelled.append((handle, .failure(.cancelled)))
+                cancelled.append(handle)
                 if let operation { operations.append(operation) }
             }
             return (cancelled, operations)
         }
         for operation in operations { operation.cancel() }
-        RequestHandle.complete(cancelled)
+        RequestHandle.complete(cancelled, with: .failure(.cancelled))
     }
 
     private func fail(_ id: RequestID, with error: ServiceError) {
