@@ -46,7 +46,8 @@ public protocol HTTPTransport: Sendable {
 /// as they start were enough, every time. The scheduler cancels a running task whenever its
 /// last caller leaves, so a session with a cache (`.default` and `.ephemeral` both have one
 /// there) is replaced by one with the same configuration, delegate and delegate queue, without
-/// the cache. Pass a session whose `urlCache` is nil to have it used as it is.
+/// the cache. Pass a session whose `urlCache` is nil to have it used as it is (and to be the
+/// one that invalidates it: the transport has no end of life to invalidate a copy).
 public struct URLSessionTransport: HTTPTransport {
     /// The session that runs the tasks: the one given, or on Linux its copy without a cache.
     public let session: URLSession
