@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 
 /// A small social-network REST API, served on 127.0.0.1 at a port chosen at run time.
 ///
@@ -23,17 +24,23 @@ public final class SocialServer: Sendable {
     /// The port the server listens on.
     public let port: Int
     private let store: SocialStore
-    private let running: NIOLockedValueBox<Task<Void, any Error>>
+    private let running: NIOLockedValueBox<Serving>
+
+    /// A server being served: the group that runs it, and the task that runs the group.
+    private struct Serving: Sendable {
+        let group: ServiceGroup
+        let task: Task<Void, any Error>
+    }
 
     /// The server's address, `http://127.0.0.1:PORT`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, port: Int, task: Task<Void, any Error>) {
+    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, port: Int, serving: Serving) {
         self.store = store
         self.faults = faults
         self.arrivals = arrivals
         self.port = port
-        running = NIOLockedValueBox(task)
+        running = NIOLockedValueBox(serving)
     }
 
     /// Starts a server on 127.0.0.1 and returns once it accepts connections.
@@ -41,23 +48,26 @@ public final class SocialServer: Sendable {
         let store = SocialStore()
         let faults = FaultBoard()
         let arrivals = ArrivalLog()
-        let (task, bound) = try await serve(SocialRoutes(store: store, faults: faults, arrivals: arrivals), port: port)
-        return SocialServer(store: store, faults: faults, arrivals: arrivals, port: bound, task: task)
+        let (serving, bound) = try await serve(SocialRoutes(store: store, faults: faults, arrivals: arrivals), port: port)
+        return SocialServer(store: store, faults: faults, arrivals: arrivals, port: bound, serving: serving)
     }
 
-    /// Stops the server and waits until it has.
+    /// Stops the server and waits until it has: it stops accepting connections, answers the
+    /// requests in progress and closes. A graceful shutdown, because cancelling the serving
+    /// task traps in SwiftNIO when a connection was accepted but not yet served
+    /// ("Deinited NIOAsyncWriter without calling finish()"; apple/swift-nio#3481).
     public func stop() async {
-        let task = running.withLockedValue { $0 }
-        task.cancel()
-        _ = await task.result
+        let serving = running.withLockedValue { $0 }
+        await serving.group.triggerGracefulShutdown()
+        _ = await serving.task.result
     }
 
     /// Stops the server, then serves again on the same port with the same data, as a real
     /// server restarting behind its database would. Connections open meanwhile are refused.
     public func restart() async throws {
         await stop()
-        let (task, _) = try await Self.serve(SocialRoutes(store: store, faults: faults, arrivals: arrivals), port: port)
-        running.withLockedValue { $0 = task }
+        let (serving, _) = try await Self.serve(SocialRoutes(store: store, faults: faults, arrivals: arrivals), port: port)
+        running.withLockedValue { $0 = serving }
     }
 
     /// How many posts exist whose text starts with `prefix`: proof that none was created twice.
@@ -71,10 +81,10 @@ public final class SocialServer: Sendable {
     }
 
     /// Runs the routes on 127.0.0.1:`port` (0 for any free port); returns once it listens.
-    private static func serve(_ routes: SocialRoutes, port: Int) async throws -> (Task<Void, any Error>, port: Int) {
+    private static func serve(_ routes: SocialRoutes, port: Int) async throws -> (Serving, port: Int) {
         let bound = PortPromise()
         var logger = Logger(label: "SocialServer")
-        // Stopping cancels the server, which Hummingbird reports as errors: keep them quiet.
+        // Connections cut by a stop are reported as errors: keep them quiet.
         logger.logLevel = .critical
         let app = Application(
             router: routes.router(),
@@ -82,15 +92,16 @@ public final class SocialServer: Sendable {
             onServerRunning: { channel in bound.fulfil(with: .success(channel.localAddress?.port ?? 0)) },
             logger: logger
         )
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let task = Task {
             do {
-                try await app.runService(gracefulShutdownSignals: [])
+                try await group.run()
             } catch {
                 bound.fulfil(with: .failure(error))
                 throw error
             }
         }
-        return (task, try await bound.value)
+        return (Serving(group: group, task: task), try await bound.value)
     }
 }
 

@@ -125,7 +125,8 @@ import Testing
 
     @Test func aServerRestartLosesNothingAndCreatesNoPostTwice() async throws {
         let policy = RetryPolicy(maxAttempts: 30, baseDelay: 0.05, maxDelay: 0.3)
-        try await Fixture.with(retryPolicy: policy) { fixture in
+        let tally = Tally()
+        try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.createPost] = .latency(milliseconds: 20)
             let prefix = "Restart \(UUID().uuidString)"
@@ -159,6 +160,7 @@ import Testing
             let ids = results.compactMap { try? $0.get() }
             #expect(Set(ids).count == 100)
             #expect(await fixture.server.postCount(withTextPrefix: prefix) == 100)
+            #expect(tally.retried.value > 0, "the restart was felt: requests were refused and retried")
         }
     }
 }
