@@ -351,17 +351,16 @@ struct SchedulerState {
     private func startWaiting(in lane: Lane, makeOperation: MakeOperation) -> [Start] {
         guard !isOffline, lane.running < budget, lane.waitingCount > 0 else { return [] }
         var starts: [Start] = []
-        while lane.running < budget, let entry = lane.waiting.popFirst(
+        while lane.running < budget, let call = lane.waiting.popFirst(
             from: lane.lowPriorityRunning < lowPriorityBudget ? .background : .normal,
-            isLive: { entry in
-                guard case .waiting(entry.ticket, _)? = calls[entry.callID]?.attempt else { return false }
-                return true
+            resolve: { entry -> Call? in
+                guard let call = calls[entry.callID], case .waiting(entry.ticket, _) = call.attempt else { return nil }
+                return call
             }
         ) {
-            let call = calls[entry.callID]!
             let isLowPriority = call.priorities.highest.map { $0 < .normal } ?? false
             let operation = call.begin { request, since in
-                makeOperation(entry.callID, request, since, isLowPriority)
+                makeOperation(call.id, request, since, isLowPriority)
             }
             lane.running += 1
             if isLowPriority { lane.lowPriorityRunning += 1 }

@@ -39,12 +39,13 @@ struct WaitingLine {
         buckets[priority.rawValue].entries.append(entry)
     }
 
-    /// Removes and returns the first live entry of priority `minimum` or above, by priority then
-    /// age, dropping the stale ones before it.
-    mutating func popFirst(from minimum: RequestPriority = .background, isLive: (Entry) -> Bool) -> Entry? {
+    /// Removes the first live entry of priority `minimum` or above, by priority then age, and
+    /// returns what `resolve` found for it; stale entries before it, those it resolves to nil,
+    /// are dropped.
+    mutating func popFirst<Live>(from minimum: RequestPriority = .background, resolve: (Entry) -> Live?) -> Live? {
         for priority in buckets.indices.reversed() where priority >= minimum.rawValue {
             while let entry = buckets[priority].popFirst() {
-                if isLive(entry) { return entry }
+                if let live = resolve(entry) { return live }
             }
         }
         return nil

@@ -110,16 +110,9 @@ public struct APIClient: Sendable {
         return url
     }
 
-    /// The common case without `URLComponents` or even `URL`, which cost microseconds and
-    /// hundreds of bytes on every request: an http(s) base without query or fragment, and a
-    /// relative path and query made only of characters that need no escaping, joined into a
-    /// string that `URL(string:)` accepts. Nil for anything else; the general path handles it.
-    static func plainURL(base: URL, path: String, query: [URLQueryItem]) -> String? {
-        plainBase(of: base).flatMap { plainURL(plainBase: $0, path: path, query: query) }
-    }
-
-    /// A base URL as ``plainURL(base:path:query:)`` joins paths to, without its trailing slash:
-    /// made once per client. Nil for a base that is not http(s), or has a query or fragment.
+    /// The base a client joins paths to on the quick path of ``plainURL(plainBase:path:query:)``,
+    /// without its trailing slash: made once per client. Nil for a base that is not http(s), or
+    /// has a query or fragment.
     static func plainBase(of base: URL) -> String? {
         let base = base.absoluteString
         guard base.hasPrefix("https://") || base.hasPrefix("http://"),
@@ -127,7 +120,10 @@ public struct APIClient: Sendable {
         return base.hasSuffix("/") ? String(base.dropLast()) : base
     }
 
-    /// ``plainURL(base:path:query:)`` for a base already checked by ``plainBase(of:)``.
+    /// The common case without `URLComponents` or even `URL`, which cost microseconds and
+    /// hundreds of bytes on every request: a base checked by ``plainBase(of:)``, and a relative
+    /// path and query made only of characters that need no escaping, joined into a string that
+    /// `URL(string:)` accepts. Nil for anything else; the general path handles it.
     static func plainURL(plainBase: String, path: String, query: [URLQueryItem]) -> String? {
         guard isPlain(path, allowingSlash: true) else { return nil }
         let tail = path.drop(while: { $0 == "/" })
