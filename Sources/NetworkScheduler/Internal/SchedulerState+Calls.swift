@@ -12,12 +12,13 @@ extension SchedulerState {
     }
 
     /// One network call, from its first attempt until its outcome is delivered or its last
-    /// caller leaves. Only ever touched under the scheduler's lock.
+    /// caller leaves.
     ///
-    /// A class, so that the table of calls holds a word per call: a dictionary keeps up to 2.7
-    /// slots per entry (100,000 calls fill 262,144), and a call inline was ~230 bytes a slot.
-    final class Call {
-        let id: CallID
+    /// A class, reached by reference from its callers' handles, its waiting-line entries and
+    /// its operation, so that no request is looked up in a table of calls.
+    final class Call: @unchecked Sendable {
+        // Safety: every property is read and written only under the scheduler's lock; other
+        // threads only carry the reference back there (an operation's completion, a retry timer).
         let key: RequestKey?
         /// The first caller's request: how to build it again after a token refresh.
         let submission: Submission
@@ -29,17 +30,18 @@ extension SchedulerState {
         var attemptNumber = 1
         var replayedWithNewToken = false
         var wasShared = false
+        /// False once its outcome is delivered or its last caller left: what still refers to
+        /// it (a stale line entry, a finishing operation, a retry timer) then does nothing.
+        var isLive = true
         var subscribers: Subscribers
         var priorities = PriorityCounts()
 
-        init(id: CallID, key: RequestKey?, submission: Submission, request: PreparedRequest, lane: Lane,
-             firstCaller: RequestHandle) {
-            self.id = id
+        init(key: RequestKey?, submission: Submission, request: PreparedRequest, lane: Lane, firstCaller: RequestHandle) {
             self.key = key
             self.submission = submission
             self.request = request
             self.lane = lane
-            subscribers = Subscribers(firstCaller.id)
+            subscribers = Subscribers(firstCaller)
             priorities.add(firstCaller.priority)
         }
 

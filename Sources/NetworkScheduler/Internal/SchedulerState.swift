@@ -5,10 +5,13 @@ import FoundationNetworking
 
 /// Everything the scheduler knows, as one value behind its lock.
 ///
-/// Every caller is in `callers` from `send` until the one method that removes it; whoever
-/// removes it delivers its outcome, so each caller ends exactly once. A network call lives in
-/// `calls` from its first attempt until its outcome is delivered or its last caller leaves,
-/// across retries and a token refresh, so that identical requests join it all along.
+/// Every caller is in the state from `send` until the one method that ends it (its handle's
+/// ``CallerStage`` becomes `.ended`); whoever ends it delivers its outcome, so each caller ends
+/// exactly once. A network call is live from its first attempt until its outcome is delivered
+/// or its last caller leaves, across retries and a token refresh, and is registered under its
+/// key all along, so that identical requests join it. Callers and calls are reached by
+/// reference (a handle holds its stage, an operation its call), never looked up by ID: the
+/// only table a request enters is the registry of keys.
 ///
 /// A call waits for a budget slot in its host's ``WaitingLine``, as a few words of state; its
 /// `DataTaskOperation` is made, and added to the host's `OperationQueue`, only when a slot is
@@ -17,26 +20,24 @@ import FoundationNetworking
 /// return what must happen next (start operations, deliver, wait, refresh a token), and the
 /// scheduler does it after unlocking.
 struct SchedulerState {
-    typealias CallID = Int
-
     /// An operation that got a budget slot: add it to its host's queue.
     struct Start {
         let operation: DataTaskOperation
         let queue: OperationQueue
     }
 
-    private enum Stage {
+    /// Where a caller is. Kept by its ``RequestHandle`` and only touched under the lock.
+    enum CallerStage {
+        /// Not in the state yet (or never: its request could not be built).
+        case unsubmitted
         /// Waiting for this many dependencies to succeed.
         case waiting(dependencies: Int)
         /// Its `URLRequest` is being built, outside the lock.
         case building
         /// Subscribed to a network call since this uptime.
-        case attached(CallID, since: UInt64)
-    }
-
-    private struct Caller {
-        let handle: RequestHandle
-        var stage: Stage
+        case attached(Call, since: UInt64)
+        /// Out of the state: its outcome is being (or was) delivered.
+        case ended
     }
 
     /// What became of a caller whose request was ready.
@@ -65,7 +66,7 @@ struct SchedulerState {
 
     /// Makes the operation for a call's attempt, given the uptime since which it waited and
     /// whether it takes one of the slots that low-priority calls may use.
-    typealias MakeOperation = (CallID, PreparedRequest, _ waitingSince: UInt64, _ holdsLowPrioritySlot: Bool) -> DataTaskOperation
+    typealias MakeOperation = (Call, PreparedRequest, _ waitingSince: UInt64, _ holdsLowPrioritySlot: Bool) -> DataTaskOperation
 
     /// The most operations running at once per host.
     let budget: Int
@@ -74,11 +75,10 @@ struct SchedulerState {
     let lowPriorityBudget: Int
     /// The policy of calls whose resource has none.
     let defaultRetryPolicy: RetryPolicy
-    private var callers: [RequestID: Caller] = [:]
-    private var calls: [CallID: Call] = [:]
-    private var registry: [RequestKey: CallID] = [:]
+    private var registry: [RequestKey: Call] = [:]
     private var lanes: [String: Lane] = [:]
-    private var nextCallID: CallID = 0
+    private var liveCallers = 0
+    private var liveCalls = 0
     private var nextTicket = 0
     private var isOffline = false
 
@@ -90,15 +90,13 @@ struct SchedulerState {
 
     /// Live callers, network calls and registry entries: all zero once everything has ended.
     var census: (callers: Int, calls: Int, registered: Int) {
-        (callers.count, calls.count, registry.count)
+        (liveCallers, liveCalls, registry.count)
     }
 
-    /// The operations of the calls holding a budget slot, for diagnostics.
+    /// The operations in the per-host queues (those of the calls holding a budget slot, and
+    /// cancelled ones until their queue lets them go), for diagnostics.
     var operations: [DataTaskOperation] {
-        calls.values.compactMap { call in
-            if case .running(let operation) = call.attempt { return operation }
-            return nil
-        }
+        lanes.values.flatMap { $0.queue.operations.compactMap { $0 as? DataTaskOperation } }
     }
 
     /// Calls holding a budget slot (and how many of those are low-priority ones), and calls
@@ -125,23 +123,27 @@ struct SchedulerState {
 
     /// Adds a caller that waits for dependencies before it is built.
     mutating func wait(_ handle: RequestHandle, dependencies: Int) {
-        callers[handle.id] = Caller(handle: handle, stage: .waiting(dependencies: dependencies))
+        handle.stage = .waiting(dependencies: dependencies)
+        liveCallers += 1
     }
 
-    /// One dependency of `id` succeeded. Returns the caller if it is now ready to be built.
-    mutating func dependencySucceeded(_ id: RequestID) -> RequestHandle? {
-        guard let caller = callers[id], case .waiting(let remaining) = caller.stage else { return nil }
-        callers[id]?.stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
-        return remaining > 1 ? nil : caller.handle
+    /// One dependency of `handle` succeeded. Returns whether it is now ready to be built.
+    mutating func dependencySucceeded(_ handle: RequestHandle) -> Bool {
+        guard case .waiting(let remaining) = handle.stage else { return false }
+        handle.stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
+        return remaining == 1
     }
 
-    /// Removes a caller that has not attached to a call (a dependency failed, or its request
-    /// could not be built). Returns it if it was still here.
-    mutating func removeUnattached(_ id: RequestID) -> RequestHandle? {
-        guard let caller = callers[id] else { return nil }
-        if case .attached = caller.stage { return nil }
-        callers[id] = nil
-        return caller.handle
+    /// Ends a caller that has not attached to a call (a dependency failed, or its request
+    /// could not be built). Returns whether it was still here.
+    mutating func removeUnattached(_ handle: RequestHandle) -> Bool {
+        switch handle.stage {
+        case .waiting, .building:
+            endCaller(handle)
+            return true
+        case .unsubmitted, .attached, .ended:
+            return false
+        }
     }
 
     /// Attaches a built request to the identical call in flight, or to a new one (which gets a
@@ -156,48 +158,53 @@ struct SchedulerState {
         now: UInt64,
         makeOperation: MakeOperation
     ) -> Attachment {
-        let id = handle.id
-        if !isNew {
-            guard let caller = callers[id], case .building = caller.stage else { return .gone }
+        if isNew {
+            liveCallers += 1
+        } else {
+            guard case .building = handle.stage else { return .gone }
         }
-        if let key, let callID = registry[key], let call = calls[callID] {
-            callers[id] = Caller(handle: handle, stage: .attached(callID, since: now))
-            call.subscribers.insert(id)
+        if let key, let call = registry[key] {
+            handle.stage = .attached(call, since: now)
+            call.subscribers.insert(handle)
             call.wasShared = true
             reprioritize(call) { [priority = handle.priority] in $0.add(priority) }
             guard case .waiting = call.attempt else { return .joined(starts: []) }
             return .joined(starts: startWaiting(in: call.lane, makeOperation: makeOperation))
         }
-        nextCallID += 1
         var sent = request
         if needsIdempotencyKey {
             // One key per logical submit: made with the call, so joiners and retries share it.
             sent.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
         }
-        let call = Call(id: nextCallID, key: key, submission: handle.submission, request: sent, lane: lane(sent.host),
-                        firstCaller: handle)
-        calls[call.id] = call
-        if let key { registry[key] = call.id }
-        callers[id] = Caller(handle: handle, stage: .attached(call.id, since: now))
+        let call = Call(key: key, submission: handle.submission, request: sent, lane: lane(sent.host), firstCaller: handle)
+        liveCalls += 1
+        if let key { registry[key] = call }
+        handle.stage = .attached(call, since: now)
         line(call, now: now)
         return .created(request: sent, starts: startWaiting(in: call.lane, makeOperation: makeOperation))
     }
 
-    /// Removes a caller on cancellation. Returns it, and the operation to cancel when it was the
-    /// last caller of its running call; nil if it had already ended.
-    mutating func cancel(_ id: RequestID) -> (RequestHandle, DataTaskOperation?)? {
-        guard let caller = callers.removeValue(forKey: id) else { return nil }
-        guard case .attached(let callID, _) = caller.stage, let call = calls[callID] else {
-            return (caller.handle, nil)
+    /// Ends a caller on cancellation. Returns nil if it had already ended (or never entered);
+    /// else the operation to cancel when it was the last caller of its running call.
+    mutating func cancel(_ handle: RequestHandle) -> DataTaskOperation?? {
+        let stage = handle.stage
+        switch stage {
+        case .unsubmitted, .ended:
+            return nil
+        case .waiting, .building:
+            endCaller(handle)
+            return .some(nil)
+        case .attached(let call, _):
+            endCaller(handle)
+            if call.subscribers.count == 1 {
+                removeCall(call)
+                guard case .running(let operation) = call.attempt else { return .some(nil) }
+                return operation
+            }
+            call.subscribers.remove(handle)
+            reprioritize(call) { $0.remove(handle.priority) }
+            return .some(nil)
         }
-        if call.subscribers.count == 1 {
-            removeCall(call)
-            guard case .running(let operation) = call.attempt else { return (caller.handle, nil) }
-            return (caller.handle, operation)
-        }
-        call.subscribers.remove(id)
-        reprioritize(call) { $0.remove(caller.handle.priority) }
-        return (caller.handle, nil)
     }
 
     // MARK: - Attempts
@@ -206,31 +213,30 @@ struct SchedulerState {
     /// (returned as `starts`). Decides whether to retry the call, refresh its token, or deliver
     /// its outcome.
     mutating func end(
-        _ callID: CallID,
-        on host: String,
+        _ call: Call,
         freeingLowPrioritySlot: Bool,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
         jitter: @autoclosure () -> Double,
         makeOperation: MakeOperation
     ) -> (ending: Ending, starts: [Start]) {
-        var starts: [Start] = []
-        if let lane = lanes[host] {
-            lane.running -= 1
-            if freeingLowPrioritySlot { lane.lowPriorityRunning -= 1 }
-            starts = startWaiting(in: lane, makeOperation: makeOperation)
-        }
-        return (end(callID, with: outcome, timing: timing, jitter: jitter()), starts)
+        let lane = call.lane
+        lane.running -= 1
+        if freeingLowPrioritySlot { lane.lowPriorityRunning -= 1 }
+        let starts = startWaiting(in: lane, makeOperation: makeOperation)
+        return (end(call, with: outcome, timing: timing, jitter: jitter()), starts)
     }
 
     private mutating func end(
-        _ callID: CallID,
+        _ call: Call,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
         jitter: @autoclosure () -> Double
     ) -> Ending {
-        guard let call = calls[callID] else { return .gone }
+        // Lets go of the operation first, even for a call whose callers have all left: the
+        // operation's completion holds the call, and the call would otherwise hold it back.
         call.attempt = .paused
+        guard call.isLive else { return .gone }
         if case .success(let payload) = outcome, payload.response.statusCode == 401,
            let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
             call.replayedWithNewToken = true
@@ -253,11 +259,11 @@ struct SchedulerState {
     /// Puts a call that was between attempts back in its host's line, with a rebuilt request
     /// after a token refresh. Returns what starts now; nothing if its callers have all left.
     mutating func restart(
-        _ callID: CallID,
+        _ call: Call,
         rebuilt: PreparedRequest? = nil,
         makeOperation: MakeOperation
     ) -> [Start] {
-        guard let call = calls[callID], case .paused = call.attempt else { return [] }
+        guard call.isLive, case .paused = call.attempt else { return [] }
         if var rebuilt {
             if let key = call.idempotencyKey {
                 rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key")
@@ -270,13 +276,13 @@ struct SchedulerState {
     }
 
     /// How to build a waiting call's request again, if its callers are still there.
-    func submission(of callID: CallID) -> Submission? {
-        calls[callID]?.submission
+    func submission(of call: Call) -> Submission? {
+        call.isLive ? call.submission : nil
     }
 
     /// Ends a waiting call with `error` for every caller still subscribed.
-    mutating func fail(_ callID: CallID, with error: ServiceError) -> [(RequestHandle, CallResult)] {
-        guard let call = calls[callID] else { return [] }
+    mutating func fail(_ call: Call, with error: ServiceError) -> [(RequestHandle, CallResult)] {
+        guard call.isLive else { return [] }
         let now = DispatchTime.now().uptimeNanoseconds
         return deliver(.failure(error), of: call, timing: .init(created: now, started: nil, completed: now))
     }
@@ -303,24 +309,31 @@ struct SchedulerState {
         let idempotencyKey = call.idempotencyKey
         let statusCode = try? outcome.get().response.statusCode
         let sharedDecodes = call.subscribers.count > 1 && statusCode != nil ? SharedDecodes() : nil
-        return call.subscribers.compactMap { id in
-            guard let caller = callers.removeValue(forKey: id),
-                  case .attached(_, let since) = caller.stage else { return nil }
+        return call.subscribers.compactMap { handle in
+            guard case .attached(_, let since) = handle.stage else { return nil }
+            endCaller(handle)
             let metrics = ResponseMetrics(
                 statusCode: statusCode,
                 wasShared: call.wasShared,
                 queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
                 networkDuration: timing.networkDuration
             )
-            return (caller.handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey,
+            return (handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey,
                                            sharedDecodes: sharedDecodes))
         }
     }
 
+    /// Ends a caller that was in the state.
+    private mutating func endCaller(_ handle: RequestHandle) {
+        handle.stage = .ended
+        liveCallers -= 1
+    }
+
     private mutating func removeCall(_ call: Call) {
-        calls[call.id] = nil
+        call.isLive = false
+        liveCalls -= 1
         // One lookup: the entry is almost always this call's; put back one that is not.
-        if let key = call.key, let registered = registry.removeValue(forKey: key), registered != call.id {
+        if let key = call.key, let registered = registry.removeValue(forKey: key), registered !== call {
             registry[key] = registered
         }
         if case .waiting = call.attempt { leaveLine(call.lane) }
@@ -336,7 +349,7 @@ struct SchedulerState {
         }
         nextTicket += 1
         call.attempt = .waiting(ticket: nextTicket, since: now)
-        call.lane.waiting.append(.init(callID: call.id, ticket: nextTicket), priority: priority)
+        call.lane.waiting.append(.init(call: call, ticket: nextTicket), priority: priority)
     }
 
     /// A waiting call left its host's line (its entry there is now stale).
@@ -354,13 +367,13 @@ struct SchedulerState {
         while lane.running < budget, let call = lane.waiting.popFirst(
             from: lane.lowPriorityRunning < lowPriorityBudget ? .background : .normal,
             resolve: { entry -> Call? in
-                guard let call = calls[entry.callID], case .waiting(entry.ticket, _) = call.attempt else { return nil }
-                return call
+                guard entry.call.isLive, case .waiting(entry.ticket, _) = entry.call.attempt else { return nil }
+                return entry.call
             }
         ) {
             let isLowPriority = call.priorities.highest.map { $0 < .normal } ?? false
             let operation = call.begin { request, since in
-                makeOperation(call.id, request, since, isLowPriority)
+                makeOperation(call, request, since, isLowPriority)
             }
             lane.running += 1
             if isLowPriority { lane.lowPriorityRunning += 1 }

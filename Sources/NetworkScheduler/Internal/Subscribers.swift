@@ -1,67 +1,68 @@
 /// The callers subscribed to one network call. Almost every call has one, which is kept
-/// without allocating a set; joiners turn it into a set.
+/// without allocating a table; joiners turn it into one, by ID, so that any of them can leave
+/// in constant time.
 struct Subscribers: Sequence {
     private enum Storage {
-        case one(RequestID)
-        case many(Set<RequestID>)
+        case one(RequestHandle)
+        case many([RequestID: RequestHandle])
     }
 
     private var storage: Storage
 
-    init(_ first: RequestID) {
+    init(_ first: RequestHandle) {
         storage = .one(first)
     }
 
     var count: Int {
         switch storage {
         case .one: 1
-        case .many(let set): set.count
+        case .many(let table): table.count
         }
     }
 
-    mutating func insert(_ id: RequestID) {
+    mutating func insert(_ handle: RequestHandle) {
         switch storage {
         case .one(let first):
-            storage = .many([first, id])
-        case .many(var set):
-            storage = .one(id) // lets go of the set, so that the insertion does not copy it
-            set.insert(id)
-            storage = .many(set)
+            storage = .many([first.id: first, handle.id: handle])
+        case .many(var table):
+            storage = .one(handle) // lets go of the table, so that the insertion does not copy it
+            table[handle.id] = handle
+            storage = .many(table)
         }
     }
 
-    mutating func remove(_ id: RequestID) {
-        guard case .many(var set) = storage else { return }
-        storage = .one(id)
-        set.remove(id)
-        storage = .many(set)
+    mutating func remove(_ handle: RequestHandle) {
+        guard case .many(var table) = storage else { return }
+        storage = .one(handle)
+        table[handle.id] = nil
+        storage = .many(table)
     }
 
     func makeIterator() -> Iterator {
         switch storage {
-        case .one(let id): Iterator(storage: .one(id))
-        case .many(let set): Iterator(storage: .many(set.makeIterator()))
+        case .one(let handle): Iterator(storage: .one(handle))
+        case .many(let table): Iterator(storage: .many(table.values.makeIterator()))
         }
     }
 
     /// Walks the callers without boxing: one per delivery, on every call's hot path.
     struct Iterator: IteratorProtocol {
         fileprivate enum Storage {
-            case one(RequestID?)
-            case many(Set<RequestID>.Iterator)
+            case one(RequestHandle?)
+            case many(Dictionary<RequestID, RequestHandle>.Values.Iterator)
         }
 
         fileprivate var storage: Storage
 
-        mutating func next() -> RequestID? {
+        mutating func next() -> RequestHandle? {
             switch storage {
-            case .one(let id):
+            case .one(let handle):
                 storage = .one(nil)
-                return id
+                return handle
             case .many(var iterator):
-                let id = iterator.next()
+                let handle = iterator.next()
                 storage = .many(iterator)
-                return id
+                return handle
             }
         }
     }

@@ -6,7 +6,7 @@
 /// so joining, leaving and reprioritising all cost constant time, whatever the line's length.
 struct WaitingLine {
     struct Entry {
-        let callID: Int
+        let call: SchedulerState.Call
         let ticket: Int
     }
 

@@ -24,7 +24,10 @@ public enum RequestOutcome: Sendable, Equatable {
 /// scheduler.send(api.request(.me), priority: .high, after: [login]) { result in … }
 /// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled)
 /// ```
-public final class RequestHandle: Sendable {
+public final class RequestHandle: @unchecked Sendable {
+    // Safety: `stage` is read and written only under its scheduler's lock; the rest is
+    // immutable or behind `phase`'s lock.
+
     /// Identifies this caller in events.
     public let id: RequestID
     /// The priority the caller asked for.
@@ -38,6 +41,9 @@ public final class RequestHandle: Sendable {
     private let deliver: @Sendable (CallResult) -> RequestOutcome
     private let deliveryQueue: DispatchQueue?
     private let phase = Locked(Phase.active(observers: []))
+    /// Where the caller is in its scheduler's state (its call, once attached): kept here so
+    /// that the scheduler reaches a caller without a table lookup.
+    var stage = SchedulerState.CallerStage.unsubmitted
 
     typealias Observer = @Sendable (RequestOutcome) -> Void
 

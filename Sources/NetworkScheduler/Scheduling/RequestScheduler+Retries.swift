@@ -10,14 +10,13 @@ extension RequestScheduler {
     /// Gives the attempt's budget slot to the next waiting call, decides what the attempt's
     /// outcome means for its call, and does it.
     func attemptEnded(
-        _ callID: SchedulerState.CallID,
-        on host: String,
+        _ call: SchedulerState.Call,
         freeingLowPrioritySlot: Bool,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing
     ) {
         let (ending, starts) = state.withLock {
-            $0.end(callID, on: host, freeingLowPrioritySlot: freeingLowPrioritySlot, with: outcome, timing: timing,
+            $0.end(call, freeingLowPrioritySlot: freeingLowPrioritySlot, with: outcome, timing: timing,
                    jitter: Double.random(in: 0...1), makeOperation: makeOperation)
         }
         start(starts)
@@ -29,18 +28,18 @@ extension RequestScheduler {
         case let .retry(delay, attempt, request):
             record(.retried(request.urlRequest, attempt: attempt, after: delay, cause: Self.cause(of: outcome)))
             if delay > 0 {
-                DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.restart(callID) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.restart(call) }
             } else {
-                restart(callID)
+                restart(call)
             }
         case let .refreshToken(authenticator, rejected, attempt, request):
             record(.retried(request.urlRequest, attempt: attempt, after: 0, cause: Self.cause(of: outcome)))
             Task { [weak self] in
                 do {
                     _ = try await authenticator.token(replacing: rejected)
-                    self?.replayWithNewToken(callID)
+                    self?.replayWithNewToken(call)
                 } catch {
-                    self?.failCall(callID, with: .authenticationFailed(cause: ServiceError(error)))
+                    self?.failCall(call, with: .authenticationFailed(cause: ServiceError(error)))
                 }
             }
         }
@@ -48,22 +47,22 @@ extension RequestScheduler {
 
     /// Puts a call back in its waiting line for its next attempt, unless its callers have all
     /// left meanwhile.
-    private func restart(_ callID: SchedulerState.CallID, rebuilt: PreparedRequest? = nil) {
-        start(state.withLock { $0.restart(callID, rebuilt: rebuilt, makeOperation: makeOperation) })
+    private func restart(_ call: SchedulerState.Call, rebuilt: PreparedRequest? = nil) {
+        start(state.withLock { $0.restart(call, rebuilt: rebuilt, makeOperation: makeOperation) })
     }
 
     /// Builds the call's request again, now carrying the new token, and sends it.
-    private func replayWithNewToken(_ callID: SchedulerState.CallID) {
-        guard let submission = state.withLock({ $0.submission(of: callID) }) else { return }
+    private func replayWithNewToken(_ call: SchedulerState.Call) {
+        guard let submission = state.withLock({ $0.submission(of: call) }) else { return }
         do {
-            restart(callID, rebuilt: try submission.prepare())
+            restart(call, rebuilt: try submission.prepare())
         } catch {
-            failCall(callID, with: error)
+            failCall(call, with: error)
         }
     }
 
-    private func failCall(_ callID: SchedulerState.CallID, with error: ServiceError) {
-        RequestHandle.complete(state.withLock { $0.fail(callID, with: error) })
+    private func failCall(_ call: SchedulerState.Call, with error: ServiceError) {
+        RequestHandle.complete(state.withLock { $0.fail(call, with: error) })
     }
 
     /// The error a retried attempt ended with, for the event monitor.

@@ -104,10 +104,28 @@ public final class RequestScheduler: Sendable {
         case model(@Sendable (Result<Model, ServiceError>) -> Void)
         case response(@Sendable (Result<Response<Model>, ServiceError>) -> Void)
 
-        func callAsFunction(_ result: Result<Response<Model>, ServiceError>) {
-            switch self {
-            case .model(let completion): completion(result.map { $0.value })
-            case .response(let completion): completion(result)
+        /// Reads the call's result with the caller's own request (its status codes, its model),
+        /// hands the caller what it asked for, and says how the caller ended.
+        func deliver(_ callResult: CallResult, readingWith request: Request<Model>) -> RequestOutcome {
+            do throws(ServiceError) {
+                let payload = try callResult.outcome.get()
+                let model = try request.model(from: payload, idempotencyKey: callResult.idempotencyKey,
+                                              sharing: callResult.sharedDecodes)
+                switch self {
+                case .model(let completion):
+                    completion(.success(model))
+                case .response(let completion):
+                    completion(.success(Response(value: model, httpResponse: payload.response,
+                                                 metrics: callResult.metrics)))
+                }
+                return .succeeded
+            } catch {
+                switch self {
+                case .model(let completion): completion(.failure(error))
+                case .response(let completion): completion(.failure(error))
+                }
+                if case .cancelled = error { return .cancelled }
+                return .failed(error)
             }
         }
     }
@@ -128,20 +146,7 @@ public final class RequestScheduler: Sendable {
             group: group,
             deliveryQueue: deliveryQueue
         ) { callResult in
-            // Each caller reads the shared response with its own request: its status codes, its model.
-            let result = callResult.outcome.flatMap { payload in
-                Result { () throws(ServiceError) in
-                    Response(value: try request.model(from: payload, idempotencyKey: callResult.idempotencyKey,
-                                                       sharing: callResult.sharedDecodes),
-                             httpResponse: payload.response, metrics: callResult.metrics)
-                }
-            }
-            completion(result)
-            switch result {
-            case .success: return .succeeded
-            case .failure(.cancelled): return .cancelled
-            case .failure(let error): return .failed(error)
-            }
+            completion.deliver(callResult, readingWith: request)
         }
         if dependencies.isEmpty {
             submit(handle, isNew: true)
@@ -149,22 +154,21 @@ public final class RequestScheduler: Sendable {
         } else {
             group?.insert(handle)
             state.withLock { $0.wait(handle, dependencies: dependencies.count) }
-            let id = handle.id
             for dependency in dependencies {
-                dependency.whenFinished { [self] outcome in dependencyFinished(id, outcome) }
+                dependency.whenFinished { [self] outcome in dependencyFinished(handle, outcome) }
             }
         }
         return handle
     }
 
-    private func dependencyFinished(_ id: RequestID, _ outcome: RequestOutcome) {
+    private func dependencyFinished(_ handle: RequestHandle, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
-            if let ready = state.withLock({ $0.dependencySucceeded(id) }) { submit(ready, isNew: false) }
+            if state.withLock({ $0.dependencySucceeded(handle) }) { submit(handle, isNew: false) }
         case .failed(let cause):
-            fail(id, with: .dependencyFailed(cause: cause))
+            fail(handle, with: .dependencyFailed(cause: cause))
         case .cancelled:
-            fail(id, with: .dependencyFailed(cause: .cancelled))
+            fail(handle, with: .dependencyFailed(cause: .cancelled))
         }
     }
 
@@ -178,7 +182,7 @@ public final class RequestScheduler: Sendable {
             if isNew {
                 handle.complete(with: .failure(error))
             } else {
-                fail(handle.id, with: error)
+                fail(handle, with: error)
             }
             return
         }
@@ -210,12 +214,11 @@ public final class RequestScheduler: Sendable {
     /// The operation for one attempt of a call, made under the lock when it gets a budget
     /// slot; it builds its `URLRequest` when it starts, on its own thread.
     func makeOperation(
-        _ callID: SchedulerState.CallID,
+        _ call: SchedulerState.Call,
         _ request: PreparedRequest,
         waitingSince: UInt64,
         holdsLowPrioritySlot: Bool
     ) -> DataTaskOperation {
-        let host = request.host
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable (URLRequest, TimeInterval) -> Void)?
         if !configuration.eventMonitors.isEmpty {
@@ -230,7 +233,7 @@ public final class RequestScheduler: Sendable {
             transport: configuration.transport,
             onStart: onStart,
             onCompletion: { [self] outcome, timing in
-                attemptEnded(callID, on: host, freeingLowPrioritySlot: holdsLowPrioritySlot, with: outcome, timing: timing)
+                attemptEnded(call, freeingLowPrioritySlot: holdsLowPrioritySlot, with: outcome, timing: timing)
             }
         )
     }
@@ -243,7 +246,7 @@ public final class RequestScheduler: Sendable {
             var operations: [DataTaskOperation] = []
             cancelled.reserveCapacity(handles.count)
             for handle in handles {
-                guard let (handle, operation) = state.cancel(handle.id) else { continue }
+                guard let operation = state.cancel(handle) else { continue }
                 cancelled.append(handle)
                 if let operation { operations.append(operation) }
             }
@@ -253,8 +256,8 @@ public final class RequestScheduler: Sendable {
         RequestHandle.complete(cancelled, with: .failure(.cancelled))
     }
 
-    private func fail(_ id: RequestID, with error: ServiceError) {
-        guard let handle = state.withLock({ $0.removeUnattached(id) }) else { return }
+    private func fail(_ handle: RequestHandle, with error: ServiceError) {
+        guard state.withLock({ $0.removeUnattached(handle) }) else { return }
         handle.complete(with: .failure(error))
     }
 
