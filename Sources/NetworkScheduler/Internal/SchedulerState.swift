@@ -26,6 +26,11 @@ struct SchedulerState {
         let queue: OperationQueue
     }
 
+    /// The operations to add to their queues after unlocking.
+    typealias Starts = SmallBatch<Start>
+    /// The callers to deliver to after unlocking, with what each gets.
+    typealias Deliveries = SmallBatch<(RequestHandle, CallResult)>
+
     /// Where a caller is. Kept by its ``RequestHandle`` and only touched under the lock.
     enum CallerStage {
         /// Not in the state yet (or never: its request could not be built).
@@ -46,10 +51,10 @@ struct SchedulerState {
         case gone
         /// It joined an identical call in flight, which starts now if the joiner made it urgent
         /// enough for a slot kept free of low-priority calls.
-        case joined(starts: [Start])
+        case joined(starts: Starts)
         /// It made a new call, sending `request`, which starts the operations given (its own
         /// when a budget slot was free).
-        case created(request: PreparedRequest, starts: [Start])
+        case created(request: PreparedRequest, starts: Starts)
     }
 
     /// What to do after an attempt of a call ended.
@@ -57,7 +62,7 @@ struct SchedulerState {
         /// The call's callers had all left.
         case gone
         /// Deliver to each remaining caller.
-        case deliver([(RequestHandle, CallResult)])
+        case deliver(Deliveries)
         /// Try again after this many seconds (attempt is the next one's number).
         case retry(after: TimeInterval, attempt: Int, request: PreparedRequest)
         /// Get a token newer than `rejected`, then replay the call once (as attempt `attempt`).
@@ -168,7 +173,7 @@ struct SchedulerState {
             call.subscribers.insert(handle)
             call.wasShared = true
             reprioritize(call) { [priority = handle.priority] in $0.add(priority) }
-            guard case .waiting = call.attempt else { return .joined(starts: []) }
+            guard case .waiting = call.attempt else { return .joined(starts: Starts()) }
             return .joined(starts: startWaiting(in: call.lane, makeOperation: makeOperation))
         }
         var sent = request
@@ -219,7 +224,7 @@ struct SchedulerState {
         timing: DataTaskOperation.Timing,
         jitter: @autoclosure () -> Double,
         makeOperation: MakeOperation
-    ) -> (ending: Ending, starts: [Start]) {
+    ) -> (ending: Ending, starts: Starts) {
         let lane = call.lane
         lane.running -= 1
         if freeingLowPrioritySlot { lane.lowPriorityRunning -= 1 }
@@ -262,8 +267,8 @@ struct SchedulerState {
         _ call: Call,
         rebuilt: PreparedRequest? = nil,
         makeOperation: MakeOperation
-    ) -> [Start] {
-        guard call.isLive, case .paused = call.attempt else { return [] }
+    ) -> Starts {
+        guard call.isLive, case .paused = call.attempt else { return Starts() }
         if var rebuilt {
             if let key = call.idempotencyKey {
                 rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key")
@@ -281,8 +286,8 @@ struct SchedulerState {
     }
 
     /// Ends a waiting call with `error` for every caller still subscribed.
-    mutating func fail(_ call: Call, with error: ServiceError) -> [(RequestHandle, CallResult)] {
-        guard call.isLive else { return [] }
+    mutating func fail(_ call: Call, with error: ServiceError) -> Deliveries {
+        guard call.isLive else { return Deliveries() }
         let now = DispatchTime.now().uptimeNanoseconds
         return deliver(.failure(error), of: call, timing: .init(created: now, started: nil, completed: now))
     }
@@ -291,10 +296,12 @@ struct SchedulerState {
 
     /// Records whether the network is reachable. While it is not, no waiting call starts, and
     /// the queues hold what they have not started yet; once it is, what fits starts.
-    mutating func setConnected(_ isConnected: Bool, makeOperation: MakeOperation) -> [Start] {
+    mutating func setConnected(_ isConnected: Bool, makeOperation: MakeOperation) -> Starts {
         isOffline = !isConnected
         for lane in lanes.values { lane.queue.isSuspended = isOffline }
-        return lanes.values.flatMap { startWaiting(in: $0, makeOperation: makeOperation) }
+        var starts = Starts()
+        for lane in lanes.values { starts.append(contentsOf: startWaiting(in: lane, makeOperation: makeOperation)) }
+        return starts
     }
 
     // MARK: - Helpers
@@ -304,13 +311,14 @@ struct SchedulerState {
         _ outcome: Result<TransportResponse, ServiceError>,
         of call: Call,
         timing: DataTaskOperation.Timing
-    ) -> [(RequestHandle, CallResult)] {
+    ) -> Deliveries {
         removeCall(call)
         let idempotencyKey = call.idempotencyKey
         let statusCode = try? outcome.get().response.statusCode
         let sharedDecodes = call.subscribers.count > 1 && statusCode != nil ? SharedDecodes() : nil
-        return call.subscribers.compactMap { handle in
-            guard case .attached(_, let since) = handle.stage else { return nil }
+        var deliveries = Deliveries()
+        for handle in call.subscribers {
+            guard case .attached(_, let since) = handle.stage else { continue }
             endCaller(handle)
             let metrics = ResponseMetrics(
                 statusCode: statusCode,
@@ -318,9 +326,10 @@ struct SchedulerState {
                 queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
                 networkDuration: timing.networkDuration
             )
-            return (handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey,
-                                           sharedDecodes: sharedDecodes))
+            deliveries.append((handle, CallResult(outcome: outcome, metrics: metrics, idempotencyKey: idempotencyKey,
+                                                  sharedDecodes: sharedDecodes)))
         }
+        return deliveries
     }
 
     /// Ends a caller that was in the state.
@@ -361,9 +370,9 @@ struct SchedulerState {
     /// Gives the free budget slots of a lane to its first waiting calls, and returns their
     /// operations. Low-priority calls stop short of the slots kept for more urgent ones.
     /// Nothing starts while offline.
-    private func startWaiting(in lane: Lane, makeOperation: MakeOperation) -> [Start] {
-        guard !isOffline, lane.running < budget, lane.waitingCount > 0 else { return [] }
-        var starts: [Start] = []
+    private func startWaiting(in lane: Lane, makeOperation: MakeOperation) -> Starts {
+        var starts = Starts()
+        guard !isOffline, lane.running < budget, lane.waitingCount > 0 else { return starts }
         while lane.running < budget, let call = lane.waiting.popFirst(
             from: lane.lowPriorityRunning < lowPriorityBudget ? .background : .normal,
             resolve: { entry -> Call? in

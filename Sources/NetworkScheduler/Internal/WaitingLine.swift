@@ -20,13 +20,20 @@ struct WaitingLine {
             let entry = entries[head]
             head += 1
             if head == entries.count {
-                entries.removeAll(keepingCapacity: true)
-                head = 0
+                clear()
             } else if head >= 4_096, head * 2 >= entries.count {
                 entries.removeFirst(head)
                 head = 0
             }
             return entry
+        }
+
+        /// Drops every entry. Keeps the storage of a small bucket, which a line that empties
+        /// and fills again with each request would otherwise allocate every time, but not the
+        /// storage a burst grew.
+        mutating func clear() {
+            entries.removeAll(keepingCapacity: entries.capacity <= 1_024)
+            head = 0
         }
     }
 
@@ -54,6 +61,8 @@ struct WaitingLine {
     /// Forgets every entry: for when the calls waiting have all left, so that their stale
     /// entries do not outlive them.
     mutating func removeAll() {
-        buckets = [Bucket](repeating: Bucket(), count: RequestPriority.allCases.count)
+        for index in buckets.indices where !buckets[index].entries.isEmpty {
+            buckets[index].clear()
+        }
     }
 }

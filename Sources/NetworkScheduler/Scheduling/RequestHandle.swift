@@ -118,9 +118,9 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Delivers many callers' outcomes, in order, with one hop to each delivery queue rather
     /// than one per caller: for a call's joiners, or a group cancelled at once.
-    static func complete(_ deliveries: [(RequestHandle, CallResult)]) {
+    static func complete(_ deliveries: SchedulerState.Deliveries) {
         guard deliveries.count > 1 else {
-            if let (handle, result) = deliveries.first { handle.complete(with: result) }
+            for (handle, result) in deliveries { handle.complete(with: result) }
             return
         }
         inBatches(deliveries, handle: { $0.0 }) { handle, result in handle.deliverNow(result) }
@@ -139,7 +139,7 @@ public final class RequestHandle: @unchecked Sendable {
     /// Claims each item's caller, then runs `deliver` for the items of each delivery queue in
     /// one hop to it (at once for callers without one).
     private static func inBatches<Item: Sendable>(
-        _ items: [Item],
+        _ items: some Sequence<Item>,
         handle: (Item) -> RequestHandle,
         deliver: @escaping @Sendable (Item) -> Void
     ) {

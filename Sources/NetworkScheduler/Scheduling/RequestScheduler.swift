@@ -207,7 +207,7 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Hands operations that got a budget slot to their queues.
-    func start(_ starts: [SchedulerState.Start]) {
+    func start(_ starts: SchedulerState.Starts) {
         for start in starts { start.queue.addOperation(start.operation) }
     }
 
