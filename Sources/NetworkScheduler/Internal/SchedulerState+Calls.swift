@@ -20,6 +20,9 @@ extension SchedulerState {
         // Safety: every property is read and written only under the scheduler's lock; other
         // threads only carry the reference back there (an operation's completion, a retry timer).
         let key: RequestKey?
+        /// The `Idempotency-Key` it carries (made for it, or set by its resource), the same for
+        /// every attempt; it gives 409 and 422 their meaning.
+        let idempotencyKey: String?
         /// The first caller's request: how to build it again after a token refresh.
         let submission: Submission
         /// The request as sent, with its idempotency key, reused by every attempt.
@@ -40,14 +43,10 @@ extension SchedulerState {
             self.key = key
             self.submission = submission
             self.request = request
+            idempotencyKey = request.header("idempotency-key")
             self.lane = lane
             subscribers = Subscribers(firstCaller)
             priorities.add(firstCaller.priority)
-        }
-
-        /// The `Idempotency-Key` it carries, which gives 409 and 422 their meaning.
-        var idempotencyKey: String? {
-            request.header("idempotency-key")
         }
 
         /// Moves a waiting call to running, with the operation `make` builds from its request
