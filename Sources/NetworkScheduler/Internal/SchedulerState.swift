@@ -15,8 +15,8 @@ import FoundationNetworking
 ///
 /// A call waits for a budget slot in its host's ``WaitingLine``, as a few words of state; its
 /// `DataTaskOperation` is made, and added to the host's `OperationQueue`, only when a slot is
-/// free. So a long queue costs little memory, cancelling a waiting call is a dictionary removal,
-/// and the queue never holds more operations than the budget. The methods only decide: they
+/// free. So a long queue costs little memory, cancelling a waiting call only leaves a stale
+/// entry in its line, and the queue never holds more operations than the budget. The methods only decide: they
 /// return what must happen next (start operations, deliver, wait, refresh a token), and the
 /// scheduler does it after unlocking.
 struct SchedulerState {
