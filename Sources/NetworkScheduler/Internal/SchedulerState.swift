@@ -16,9 +16,9 @@ import FoundationNetworking
 /// A call waits for a budget slot in its host's ``WaitingLine``, as a few words of state; its
 /// `DataTaskOperation` is made, and added to the host's `OperationQueue`, only when a slot is
 /// free. So a long queue costs little memory, cancelling a waiting call only leaves a stale
-/// entry in its line, and the queue never holds more operations than the budget. The methods only decide: they
-/// return what must happen next (start operations, deliver, wait, refresh a token), and the
-/// scheduler does it after unlocking.
+/// entry in its line, and the queue never holds more operations than the budget. The methods
+/// only decide: they return what must happen next (start operations, deliver, wait, refresh a
+/// token), and the scheduler does it after unlocking.
 struct SchedulerState {
     /// An operation that got a budget slot: add it to its host's queue.
     struct Start {
@@ -192,8 +192,7 @@ struct SchedulerState {
     /// Ends a caller on cancellation. Returns nil if it had already ended (or never entered);
     /// else the operation to cancel when it was the last caller of its running call.
     mutating func cancel(_ handle: RequestHandle) -> DataTaskOperation?? {
-        let stage = handle.stage
-        switch stage {
+        switch handle.stage {
         case .unsubmitted, .ended:
             return nil
         case .waiting, .building:
