@@ -372,13 +372,8 @@ struct SchedulerState {
     private func startWaiting(in lane: Lane, makeOperation: MakeOperation) -> Starts {
         var starts = Starts()
         guard !isOffline, lane.running < budget, lane.waitingCount > 0 else { return starts }
-        while lane.running < budget, let call = lane.waiting.popFirst(
-            from: lane.lowPriorityRunning < lowPriorityBudget ? .background : .normal,
-            resolve: { entry -> Call? in
-                guard entry.call.isLive, case .waiting(entry.ticket, _) = entry.call.attempt else { return nil }
-                return entry.call
-            }
-        ) {
+        while lane.running < budget,
+              let call = lane.waiting.popFirst(from: lane.lowPriorityRunning < lowPriorityBudget ? .background : .normal) {
             let isLowPriority = call.priorities.highest.map { $0 < .normal } ?? false
             let operation = call.begin { request, since in
                 makeOperation(call, request, since, isLowPriority)

@@ -8,6 +8,13 @@ struct WaitingLine {
     struct Entry {
         let call: SchedulerState.Call
         let ticket: Int
+
+        /// Whether the call still waits under this entry: it has callers, and has not moved on
+        /// (started, or lined up again at another priority) since the entry was made.
+        var isLive: Bool {
+            guard call.isLive, case .waiting(ticket, _) = call.attempt else { return false }
+            return true
+        }
     }
 
     /// One priority's entries, oldest first; `head` is where the oldest unread one is.
@@ -47,12 +54,11 @@ struct WaitingLine {
     }
 
     /// Removes the first live entry of priority `minimum` or above, by priority then age, and
-    /// returns what `resolve` found for it; stale entries before it, those it resolves to nil,
-    /// are dropped.
-    mutating func popFirst<Live>(from minimum: RequestPriority = .background, resolve: (Entry) -> Live?) -> Live? {
+    /// returns its call; the stale entries before it are dropped.
+    mutating func popFirst(from minimum: RequestPriority) -> SchedulerState.Call? {
         for priority in buckets.indices.reversed() where priority >= minimum.rawValue {
             while let entry = buckets[priority].popFirst() {
-                if let live = resolve(entry) { return live }
+                if entry.isLive { return entry.call }
             }
         }
         return nil

@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 // What happens between the attempts of a network call: backoff, a token refresh, a wait for
-// connectivity. The decisions are `SchedulerState.end(_:on:freeingLowPrioritySlot:with:timing:jitter:makeOperation:)`'s.
+// connectivity. The decisions are `SchedulerState.end(_:freeingLowPrioritySlot:with:timing:jitter:makeOperation:)`'s.
 extension RequestScheduler {
     /// Gives the attempt's budget slot to the next waiting call, decides what the attempt's
     /// outcome means for its call, and does it.
