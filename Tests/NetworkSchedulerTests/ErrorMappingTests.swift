@@ -32,6 +32,15 @@ import Testing
         #expect(ServiceError(died).urlError?.code == .networkConnectionLost)
     }
 
+    @Test(arguments: ["Send failure: Broken pipe", "Recv failure: Connection reset by peer"])
+    func aConnectionResetWhileSendingOrReadingIsALostConnection(message: String) {
+        // What FoundationNetworking reported, under code -1, for a POST sent on a kept-alive
+        // connection that a restarting server had closed: lost, so a keyed POST is retried.
+        let reset = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: message])
+        #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
+        #expect(Self.kind(ServiceError(reset)) == "noConnection")
+    }
+
     @Test func aRefusedConnectionInLibcurlsWordsIsNoConnection() {
         // What FoundationNetworking reported once, under code -1, while a server restarted.
         let refused = URLError(.unknown, userInfo: [

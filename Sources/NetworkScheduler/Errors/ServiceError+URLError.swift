@@ -37,12 +37,14 @@ extension ServiceError {
 extension URLError {
     /// What Apple platforms would say for a lost connection that FoundationNetworking reports
     /// only in libcurl's words, under a generic code: a server that closed the connection
-    /// mid-body ("transfer closed…"), before answering ("Empty reply…"), or on every one of
-    /// libcurl's own resends ("Connection died…"); or one that refused it, as a restarting
-    /// server does ("Failed to connect… Couldn't connect to server").
+    /// mid-body ("transfer closed…"), before answering ("Empty reply…"), on every one of
+    /// libcurl's own resends ("Connection died…"), or while the request was being sent or the
+    /// answer read ("Send failure: Broken pipe", "Recv failure: Connection reset by peer"); or
+    /// one that refused it, as a restarting server does ("Failed to connect… Couldn't connect
+    /// to server").
     fileprivate var codeForLibcurlMessage: URLError.Code? {
         guard let description = userInfo[NSLocalizedDescriptionKey] as? String else { return nil }
-        if ["transfer closed", "Empty reply from server", "Connection died"].contains(where: description.hasPrefix) {
+        if Self.lostConnectionPrefixes.contains(where: description.hasPrefix) {
             return .networkConnectionLost
         }
         if description.hasPrefix("Failed to connect") || description.hasSuffix("Couldn't connect to server") {
@@ -50,4 +52,8 @@ extension URLError {
         }
         return nil
     }
+
+    private static let lostConnectionPrefixes = [
+        "transfer closed", "Empty reply from server", "Connection died", "Send failure", "Recv failure",
+    ]
 }
