@@ -17,7 +17,8 @@ final class RequestKey: Hashable, Sendable {
     private static let meaningfulHeaders = ["authorization", "accept", "content-type", "idempotency-key"]
 
     private let identity: Identity
-    private let hash: Int
+    /// Made once, from what the key compares.
+    let hash: Int
 
     init(method: String, url: String, body: Data?, headers: HeaderFields) {
         identity = .request(method: method, url: url, body: body, headers: headers)
@@ -29,9 +30,14 @@ final class RequestKey: Hashable, Sendable {
         hash = hasher.finalize()
     }
 
-    init(custom key: String) {
+    convenience init(custom key: String) {
+        self.init(custom: key, hash: key.hashValue)
+    }
+
+    /// A custom key with the hash given: for tests of keys whose hashes collide.
+    init(custom key: String, hash: Int) {
         identity = .custom(key)
-        hash = key.hashValue
+        self.hash = hash
     }
 
     static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {

@@ -37,6 +37,8 @@ extension SchedulerState {
         /// it (a stale line entry, a finishing operation, a retry timer) then does nothing.
         var isLive = true
         var subscribers: Subscribers
+        /// The next call registered under the same hash as this one's key (see ``CallRegistry``).
+        var nextWithSameHash: Call?
         var priorities = PriorityCounts()
 
         init(key: RequestKey?, submission: Submission, request: PreparedRequest, lane: Lane, firstCaller: RequestHandle) {

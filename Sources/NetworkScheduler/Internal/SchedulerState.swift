@@ -80,7 +80,7 @@ struct SchedulerState {
     let lowPriorityBudget: Int
     /// The policy of calls whose resource has none.
     let defaultRetryPolicy: RetryPolicy
-    private var registry: [RequestKey: Call] = [:]
+    private var registry = CallRegistry()
     private var lanes: [String: Lane] = [:]
     private var liveCallers = 0
     private var liveCalls = 0
@@ -168,7 +168,7 @@ struct SchedulerState {
         } else {
             guard case .building = handle.stage else { return .gone }
         }
-        if let key, let call = registry[key] {
+        if let key, let call = registry.call(for: key) {
             handle.stage = .attached(call, since: now)
             call.subscribers.insert(handle)
             call.wasShared = true
@@ -183,7 +183,7 @@ struct SchedulerState {
         }
         let call = Call(key: key, submission: handle.submission, request: sent, lane: lane(sent.host), firstCaller: handle)
         liveCalls += 1
-        if let key { registry[key] = call }
+        registry.insert(call)
         handle.stage = .attached(call, since: now)
         line(call, now: now)
         return .created(request: sent, starts: startWaiting(in: call.lane, makeOperation: makeOperation))
@@ -340,10 +340,7 @@ struct SchedulerState {
     private mutating func removeCall(_ call: Call) {
         call.isLive = false
         liveCalls -= 1
-        // One lookup: the entry is almost always this call's; put back one that is not.
-        if let key = call.key, let registered = registry.removeValue(forKey: key), registered !== call {
-            registry[key] = registered
-        }
+        registry.remove(call)
         if case .waiting = call.attempt { leaveLine(call.lane) }
     }
 
