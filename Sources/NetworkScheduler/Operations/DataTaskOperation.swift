@@ -38,9 +38,29 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
 
     private enum TaskState {
         case idle
+        /// Its task is being started (since this uptime), and may report before it is stored.
+        case starting(UInt64)
         case running(any TransportTask, started: UInt64)
-        case cancelled
+        /// Cancelled before its task was stored: the task is cancelled as soon as it is.
+        case cancelled(started: UInt64?)
         case completed
+
+        /// Moves an idle operation to starting; a cancelled one keeps its cancellation.
+        func starting(at uptime: UInt64) -> TaskState {
+            switch self {
+            case .idle: .starting(uptime)
+            case .cancelled: .cancelled(started: uptime)
+            case .starting, .running, .completed: self
+            }
+        }
+
+        var started: UInt64? {
+            switch self {
+            case .starting(let started), .running(_, let started): started
+            case .cancelled(let started): started
+            case .idle, .completed: nil
+            }
+        }
     }
 
     /// The request this operation sends.
@@ -83,23 +103,25 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
 
     override public func execute() {
         guard !isCancelled else {
-            complete(.failure(.cancelled), started: nil)
+            complete(.failure(.cancelled))
             return
         }
         let request = prepared.urlRequest
         let started = DispatchTime.now().uptimeNanoseconds
         onStart?(request, seconds(from: created, to: started))
+        task.withLock { $0 = $0.starting(at: started) }
+        // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: request) { [self] result in
-            complete(result.mapError(ServiceError.init), started: started)
+            complete(result.mapError(ServiceError.init))
         }
         let cancelledMeanwhile = task.withLock { state -> Bool in
             switch state {
-            case .idle:
+            case .starting(let started):
                 state = .running(newTask, started: started)
                 return false
             case .cancelled:
                 return true
-            case .running, .completed:
+            case .idle, .running, .completed:
                 return false
             }
         }
@@ -107,7 +129,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     override public func didSkipExecution() {
-        complete(.failure(.cancelled), started: nil)
+        complete(.failure(.cancelled))
     }
 
     override public func cancel() {
@@ -117,7 +139,10 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             case .running(let task, _):
                 return task
             case .idle:
-                state = .cancelled
+                state = .cancelled(started: nil)
+                return nil
+            case .starting(let started):
+                state = .cancelled(started: started)
                 return nil
             case .cancelled, .completed:
                 return nil
@@ -126,13 +151,14 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         running?.cancel()
     }
 
-    private func complete(_ result: Result<TransportResponse, ServiceError>, started: UInt64?) {
-        let isFirst = task.withLock { state -> Bool in
-            if case .completed = state { return false }
-            state = .completed
-            return true
+    private func complete(_ result: Result<TransportResponse, ServiceError>) {
+        let ending = task.withLock { state -> (isFirst: Bool, started: UInt64?) in
+            if case .completed = state { return (false, nil) }
+            defer { state = .completed }
+            return (true, state.started)
         }
-        guard isFirst else { return }
+        guard ending.isFirst else { return }
+        let started = ending.started
         onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
     }
