@@ -12,6 +12,15 @@ public enum RequestOutcome: Sendable, Equatable {
     case failed(ServiceError)
     /// The caller was cancelled.
     case cancelled
+
+    /// How a caller that got `error` ended.
+    init(_ error: ServiceError) {
+        if case .cancelled = error {
+            self = .cancelled
+        } else {
+            self = .failed(error)
+        }
+    }
 }
 
 /// One caller's request: cancel it, or pass it to `after:` so that other requests wait for it.

@@ -107,26 +107,42 @@ public final class RequestScheduler: Sendable {
         /// Reads the call's result with the caller's own request (its status codes, its model),
         /// hands the caller what it asked for, and says how the caller ended.
         func deliver(_ callResult: CallResult, readingWith request: Request<Model>) -> RequestOutcome {
-            do throws(ServiceError) {
-                let payload = try callResult.outcome.get()
-                let model = try request.model(from: payload, idempotencyKey: callResult.idempotencyKey,
-                                              sharing: callResult.sharedDecodes)
-                switch self {
-                case .model(let completion):
-                    completion(.success(model))
-                case .response(let completion):
-                    completion(.success(Response(value: model, httpResponse: payload.response,
-                                                 metrics: callResult.metrics)))
+            switch self {
+            case .model(let completion):
+                do throws(ServiceError) {
+                    completion(.success(try Self.model(of: callResult, readingWith: request)))
+                    return .succeeded
+                } catch {
+                    completion(.failure(error))
+                    return RequestOutcome(error)
                 }
+            case .response(let completion):
+                return Self.deliverResponse(callResult, readingWith: request, to: completion)
+            }
+        }
+
+        /// Apart from `deliver`, whose every call would otherwise look up the generic types of
+        /// this path too (`Response<Model>` and its `Result`).
+        @inline(never)
+        private static func deliverResponse(
+            _ callResult: CallResult,
+            readingWith request: Request<Model>,
+            to completion: @Sendable (Result<Response<Model>, ServiceError>) -> Void
+        ) -> RequestOutcome {
+            do throws(ServiceError) {
+                let model = try model(of: callResult, readingWith: request)
+                let payload = try callResult.outcome.get()
+                completion(.success(Response(value: model, httpResponse: payload.response, metrics: callResult.metrics)))
                 return .succeeded
             } catch {
-                switch self {
-                case .model(let completion): completion(.failure(error))
-                case .response(let completion): completion(.failure(error))
-                }
-                if case .cancelled = error { return .cancelled }
-                return .failed(error)
+                completion(.failure(error))
+                return RequestOutcome(error)
             }
+        }
+
+        private static func model(of callResult: CallResult, readingWith request: Request<Model>) throws(ServiceError) -> Model {
+            try request.model(from: callResult.outcome.get(), idempotencyKey: callResult.idempotencyKey,
+                              sharing: callResult.sharedDecodes)
         }
     }
 
