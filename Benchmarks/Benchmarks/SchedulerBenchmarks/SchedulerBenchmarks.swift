@@ -40,8 +40,10 @@ func registerLoopback(concurrency: Int) {
     let cpuAdded = metric("scheduler completion CPU over raw completion (µs/request)")
     let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { connections[$0]! }
         + [vsRawCompletion, vsBestRaw, cpuAdded]
+    // Six iterations, half of them in the reverse order: the ratios' run-to-run spread on a
+    // shared VM is wider than the scheduler's own cost, and three made a thin median.
     Benchmark("1. Loopback throughput, 10,000 GETs, concurrency \(concurrency)",
-              configuration: configuration(metrics, iterations: 3)) { benchmark in
+              configuration: configuration(metrics, iterations: 6)) { benchmark in
         do {
             let loopback = try await Loopback.start(requests: 10_000, concurrency: concurrency)
             defer { Task { await loopback.server.stop() } }
