@@ -3,9 +3,10 @@ import Foundation
 /// What makes two requests the same call: compared in full, never by a digest that could collide.
 /// ``PreparedRequest/key(_:)`` makes it.
 ///
-/// A class, hashed once: a call and the registry share one key of a word each, and a lookup
-/// hashes a word instead of the URL, body and headers. It keeps the request's own strings, body
-/// and header dictionary (shared, not copied) and reads the meaningful headers from them.
+/// A class, hashed once: a call keeps its key in one word, and the ``CallRegistry`` files the
+/// call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
+/// keeps the request's own strings, body and header dictionary (shared, not copied) and reads
+/// the meaningful headers from them.
 final class RequestKey: Hashable, Sendable {
     private enum Identity: Sendable {
         case request(method: String, url: String, body: Data?, headers: HeaderFields)
