@@ -7,7 +7,7 @@ import Foundation
 /// call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
 /// keeps the request's own strings, body and header dictionary (shared, not copied) and reads
 /// the meaningful headers from them.
-final class RequestKey: Hashable, Sendable {
+final class RequestKey: Equatable, Sendable {
     private enum Identity: Sendable {
         case request(method: String, url: String, body: Data?, headers: HeaderFields)
         case custom(String)
@@ -53,9 +53,5 @@ final class RequestKey: Hashable, Sendable {
         default:
             return false
         }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(hash)
     }
 }

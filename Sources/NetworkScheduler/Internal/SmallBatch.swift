@@ -7,8 +7,6 @@ struct SmallBatch<Element>: Sequence {
 
     init() {}
 
-    var isEmpty: Bool { first == nil }
-
     var count: Int { first == nil ? 0 : 1 + others.count }
 
     mutating func append(_ element: Element) {
