@@ -67,10 +67,15 @@ final class StubTransport: HTTPTransport {
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
         }
-        arrivals.append(Arrival(request: request))
-        switch reply(request) {
-        case .hold:
+        let reply = reply(request)
+        if case .hold = reply {
             state.withLock { $0.held.append(Held(task: task, request: request)) }
+        }
+        // Announced once held, so that a test that releases what arrived always finds it.
+        arrivals.append(Arrival(request: request))
+        switch reply {
+        case .hold:
+            break
         case let .respond(status, body, headers):
             DispatchQueue.global().async { task.finish(.success(Self.response(to: request, status: status, body: body, headers: headers))) }
         case .fail(let error):
