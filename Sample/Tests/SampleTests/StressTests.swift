@@ -153,6 +153,7 @@ import Testing
             }
             #expect(await fixture.server.arrivals.wait(for: 30, at: .createPost))
             try await fixture.server.restart()
+            let arrivedBeforeRestart = fixture.server.arrivals.count(.createPost)
             let results = await run.value
 
             let failures = results.compactMap(\.failure)
@@ -160,7 +161,11 @@ import Testing
             let ids = results.compactMap { try? $0.get() }
             #expect(Set(ids).count == 100)
             #expect(await fixture.server.postCount(withTextPrefix: prefix) == 100)
-            #expect(tally.retried.value > 0, "the restart was felt: requests were refused and retried")
+            // The load spanned the restart: POSTs reached the new server too. Whether any attempt
+            // failed and was retried depends on timing (a graceful stop answers what is in
+            // progress, and libcurl resends on a closed kept-alive connection by itself).
+            #expect(fixture.server.arrivals.count(.createPost) > arrivedBeforeRestart,
+                    "no POST reached the restarted server (\(tally.retried.value) attempts retried)")
         }
     }
 }
