@@ -65,7 +65,7 @@ import Testing
         let workersDone = EventLog<Int>()
         for worker in 0..<Self.workers {
             Thread {
-                Self.drive(worker: worker, seed: seed, api: api, server: server, ledger: ledger)
+                Self.drive(worker: worker, seed: seed, scheduler: scheduler, api: api, server: server, ledger: ledger)
                 workersDone.append(worker)
             }.start()
         }
@@ -94,7 +94,8 @@ import Testing
     }
 
     /// One thread's share of callers, with the seed's random cancellations and answers between sends.
-    private static func drive(worker: Int, seed: UInt64, api: APIClient, server: Server, ledger: Ledger) {
+    private static func drive(worker: Int, seed: UInt64, scheduler: RequestScheduler, api: APIClient, server: Server,
+                              ledger: Ledger) {
         var random = SeededRandom(seed: seed &+ UInt64(worker))
         let groups = (0..<8).map { _ in RequestGroup() }
         var handles: [RequestHandle] = []
@@ -117,7 +118,21 @@ import Testing
             case 60..<70: server.transport.release(with: .json(#"{"message": "busy"}"#, status: 503))
             default: break
             }
+            if index % 50 == 49 { letCallsCatchUp(scheduler: scheduler, server: server) }
         }
         withExtendedLifetime(groups) {}
+    }
+
+    /// Waits until another call reaches the stub, releasing held ones to make room, unless no
+    /// call waits for a slot; bounded. On a busy machine the workers could otherwise send every
+    /// caller before the queue starts a call, and the run would exercise little but joins.
+    private static func letCallsCatchUp(scheduler: RequestScheduler, server: Server) {
+        let arrived = server.transport.arrivals.count
+        let deadline = DispatchTime.now() + 2
+        while server.transport.arrivals.count == arrived, DispatchTime.now() < deadline,
+              scheduler.state.withLock({ $0.lineCounts.waiting }) > 0 {
+            server.transport.release(with: .json(userJSON))
+            server.transport.arrivals.waitBlocking(for: arrived + 1, timeout: 0.01)
+        }
     }
 }

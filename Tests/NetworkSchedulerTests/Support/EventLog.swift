@@ -59,4 +59,18 @@ final class EventLog<Element: Sendable>: Sendable {
             }
         }
     }
+
+    /// ``wait(for:timeout:)`` for a thread that is not in a task: blocks it meanwhile.
+    @discardableResult
+    func waitBlocking(for count: Int, timeout: TimeInterval) -> [Element] {
+        let done = DispatchSemaphore(value: 0)
+        let result = Locked<[Element]>([])
+        Task {
+            let elements = await wait(for: count, timeout: timeout)
+            result.withLock { $0 = elements }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
+    }
 }
