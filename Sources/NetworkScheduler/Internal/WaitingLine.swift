@@ -17,14 +17,17 @@ struct WaitingLine {
         }
     }
 
-    /// One priority's entries, oldest first; `head` is where the oldest unread one is.
+    /// One priority's entries, oldest first; `head` is where the oldest unread one is. A read
+    /// slot is emptied at once: it would otherwise keep its call alive until the slots before
+    /// `head` are dropped, thousands of calls later, and then release them all at once, each
+    /// a cache miss, under the scheduler's lock.
     private struct Bucket {
-        var entries: [Entry] = []
+        var entries: [Entry?] = []
         var head = 0
 
         mutating func popFirst() -> Entry? {
             guard head < entries.count else { return nil }
-            let entry = entries[head]
+            let entry = entries[head].take()
             head += 1
             if head == entries.count {
                 clear()
