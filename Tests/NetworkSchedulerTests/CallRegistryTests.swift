@@ -42,7 +42,7 @@ import Testing
         let urlRequest = URLRequest(url: URL(string: "https://api.test/\(UUID().uuidString)")!)
         let submission = Submission(.urlRequest(urlRequest), deduplication: .automatic)
         let caller = RequestHandle(id: RequestID(value: 1), priority: .normal, scheduler: RequestScheduler(),
-                                   submission: submission, group: nil, deliveryQueue: nil) { _ in .succeeded }
+                                   submission: submission, group: nil, callbacks: nil) { _ in .succeeded }
         return SchedulerState.Call(key: key, submission: submission, request: PreparedRequest(urlRequest),
                                    lane: SchedulerState.Lane(queue: OperationQueue()), firstCaller: caller)
     }

@@ -48,7 +48,8 @@ public final class RequestHandle: @unchecked Sendable {
     /// cancels it.
     private weak let group: RequestGroup?
     private let deliver: @Sendable (CallResult) -> RequestOutcome
-    private let deliveryQueue: DispatchQueue?
+    /// Where its completion runs; nil to run it on the thread that ends the caller.
+    private let callbacks: CallbackQueue?
     private let phase = Locked(Phase.active(observers: []))
     /// Where the caller is in its scheduler's state (its call, once attached): kept here so
     /// that the scheduler reaches a caller without a table lookup.
@@ -68,7 +69,7 @@ public final class RequestHandle: @unchecked Sendable {
         scheduler: RequestScheduler,
         submission: Submission,
         group: RequestGroup?,
-        deliveryQueue: DispatchQueue?,
+        callbacks: CallbackQueue?,
         deliver: @escaping @Sendable (CallResult) -> RequestOutcome
     ) {
         self.id = id
@@ -76,7 +77,7 @@ public final class RequestHandle: @unchecked Sendable {
         self.scheduler = scheduler
         self.submission = submission
         self.group = group
-        self.deliveryQueue = deliveryQueue
+        self.callbacks = callbacks
         self.deliver = deliver
     }
 
@@ -118,55 +119,54 @@ public final class RequestHandle: @unchecked Sendable {
     /// caller from its state under the lock; a second call is a bug and is ignored.
     func complete(with result: CallResult) {
         guard claim() else { return }
-        if let deliveryQueue {
-            deliveryQueue.async { self.deliverNow(result) }
+        if let callbacks {
+            callbacks.run(.one(self, result))
         } else {
             deliverNow(result)
         }
     }
 
-    /// Delivers many callers' outcomes, in order, with one hop to each delivery queue rather
-    /// than one per caller: for a call's joiners, or a group cancelled at once.
+    /// Delivers many callers' outcomes, in order, with one hop to the callback queue: for a
+    /// call's joiners. The callers are one scheduler's, so they share its queue (or have none).
     static func complete(_ deliveries: SchedulerState.Deliveries) {
         guard deliveries.count > 1 else {
             for (handle, result) in deliveries { handle.complete(with: result) }
             return
         }
-        inBatches(deliveries, handle: { $0.0 }) { handle, result in handle.deliverNow(result) }
+        var queued: [CallbackQueue.Delivery] = []
+        var callbacks: CallbackQueue?
+        for (handle, result) in deliveries where handle.claim() {
+            guard let queue = handle.callbacks else {
+                handle.deliverNow(result)
+                continue
+            }
+            assert(callbacks == nil || callbacks === queue, "one scheduler's callers share its callback queue")
+            queued.append(.one(handle, result))
+            callbacks = queue
+        }
+        callbacks?.run(queued)
     }
 
-    /// Delivers one result to many callers (a cancelled group), the same way, without a copy
-    /// of the result per caller.
+    /// Delivers one result to many callers of one scheduler (a cancelled group), the same way,
+    /// without a copy of the result per caller.
     static func complete(_ handles: [RequestHandle], with result: CallResult) {
         guard handles.count > 1 else {
             handles.first?.complete(with: result)
             return
         }
-        inBatches(handles, handle: { $0 }) { handle in handle.deliverNow(result) }
-    }
-
-    /// Claims each item's caller, then runs `deliver` for the items of each delivery queue in
-    /// one hop to it (at once for callers without one).
-    private static func inBatches<Item: Sendable>(
-        _ items: some Sequence<Item>,
-        handle: (Item) -> RequestHandle,
-        deliver: @escaping @Sendable (Item) -> Void
-    ) {
-        var batches: [ObjectIdentifier: (queue: DispatchQueue, items: [Item])] = [:]
-        for item in items {
-            let caller = handle(item)
-            guard caller.claim() else { continue }
-            guard let queue = caller.deliveryQueue else {
-                deliver(item)
+        var queued: [RequestHandle] = []
+        queued.reserveCapacity(handles.count)
+        var callbacks: CallbackQueue?
+        for handle in handles where handle.claim() {
+            guard let queue = handle.callbacks else {
+                handle.deliverNow(result)
                 continue
             }
-            batches[ObjectIdentifier(queue), default: (queue, [])].items.append(item)
+            assert(callbacks == nil || callbacks === queue, "one scheduler's callers share its callback queue")
+            queued.append(handle)
+            callbacks = queue
         }
-        for (queue, batch) in batches.values {
-            queue.async {
-                for item in batch { deliver(item) }
-            }
-        }
+        callbacks?.run(.shared(queued, result))
     }
 
     /// Moves from active to delivering; false (and an assertion) if the caller was completed before.
@@ -180,7 +180,8 @@ public final class RequestHandle: @unchecked Sendable {
         return claimed
     }
 
-    private func deliverNow(_ result: CallResult) {
+    /// Runs the caller's completion, once it is claimed.
+    func deliverNow(_ result: CallResult) {
         let outcome = deliver(result)
         let observers: [Observer] = phase.withLock { phase in
             guard case .delivering(let observers) = phase else { return [] }

@@ -26,7 +26,7 @@ extension RequestScheduler {
             await withCheckedContinuation { continuation in
                 // Delivered inline: the continuation itself hops to the awaiting task.
                 let handle = enqueue(request, priority: priority, group: group, after: dependencies,
-                                     deliveryQueue: nil, completion: .response { continuation.resume(returning: $0) })
+                                     callbacks: nil, completion: .response { continuation.resume(returning: $0) })
                 slot.attach(handle)
             }
         } onCancel: {

@@ -27,7 +27,9 @@ extension RequestScheduler {
         /// take every slot.
         public var slotsReservedAboveLowPriority: Int
         /// Where completion handlers run. The default is a serial queue of the scheduler's own,
-        /// not the main queue, which a command-line tool or a server may never drain.
+        /// not the main queue, which a command-line tool or a server may never drain. They run
+        /// in the order their callers end; those that end while earlier ones still wait for the
+        /// queue run in the same block as those, rather than one block each.
         public var callbackQueue: DispatchQueue
         /// Observers of every request's events, such as a ``MetricsCollector``.
         public var eventMonitors: [any RequestEventMonitor]

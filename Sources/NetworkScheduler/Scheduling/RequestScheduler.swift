@@ -28,6 +28,8 @@ public final class RequestScheduler: Sendable {
     public let maximumConcurrentRequestsPerHost: Int
 
     let state: Locked<SchedulerState>
+    /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``.
+    let callbacks: CallbackQueue
     /// Shared by every scheduler, so that an ID names one caller in the whole process: a group
     /// or a monitor may see the callers of several schedulers.
     private static let lastID = Locked<UInt64>(0)
@@ -35,6 +37,7 @@ public final class RequestScheduler: Sendable {
     /// A scheduler with the given configuration.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        callbacks = CallbackQueue(configuration.callbackQueue)
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
         maximumConcurrentRequestsPerHost = min(
             max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
@@ -79,7 +82,7 @@ public final class RequestScheduler: Sendable {
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                deliveryQueue: configuration.callbackQueue, completion: .model(completion))
+                callbacks: callbacks, completion: .model(completion))
     }
 
     /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
@@ -93,7 +96,7 @@ public final class RequestScheduler: Sendable {
         completion: @escaping @Sendable (Result<Response<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                deliveryQueue: configuration.callbackQueue, completion: .response(completion))
+                callbacks: callbacks, completion: .response(completion))
     }
 
     // MARK: - The path of one request
@@ -151,7 +154,7 @@ public final class RequestScheduler: Sendable {
         priority: RequestPriority,
         group: RequestGroup?,
         after dependencies: [RequestHandle],
-        deliveryQueue: DispatchQueue?,
+        callbacks: CallbackQueue?,
         completion: Completion<Model>
     ) -> RequestHandle {
         let handle = RequestHandle(
@@ -160,7 +163,7 @@ public final class RequestScheduler: Sendable {
             scheduler: self,
             submission: request.submission,
             group: group,
-            deliveryQueue: deliveryQueue
+            callbacks: callbacks
         ) { callResult in
             completion.deliver(callResult, readingWith: request)
         }
