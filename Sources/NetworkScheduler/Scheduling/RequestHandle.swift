@@ -127,46 +127,47 @@ public final class RequestHandle: @unchecked Sendable {
     }
 
     /// Delivers many callers' outcomes, in order, with one hop to the callback queue: for a
-    /// call's joiners. The callers are one scheduler's, so they share its queue (or have none).
+    /// call's joiners.
     static func complete(_ deliveries: SchedulerState.Deliveries) {
         guard deliveries.count > 1 else {
             for (handle, result) in deliveries { handle.complete(with: result) }
             return
         }
-        var queued: [CallbackQueue.Delivery] = []
-        var callbacks: CallbackQueue?
-        for (handle, result) in deliveries where handle.claim() {
-            guard let queue = handle.callbacks else {
-                handle.deliverNow(result)
-                continue
-            }
-            assert(callbacks == nil || callbacks === queue, "one scheduler's callers share its callback queue")
-            queued.append(.one(handle, result))
-            callbacks = queue
-        }
-        callbacks?.run(queued)
+        let (queued, callbacks) = claim(deliveries, handle: { $0.0 }) { item in item.0.deliverNow(item.1) }
+        callbacks?.run(queued.lazy.map { .one($0.0, $0.1) })
     }
 
-    /// Delivers one result to many callers of one scheduler (a cancelled group), the same way,
-    /// without a copy of the result per caller.
+    /// Delivers one result to many callers (a cancelled group), the same way, without a copy
+    /// of the result per caller.
     static func complete(_ handles: [RequestHandle], with result: CallResult) {
         guard handles.count > 1 else {
             handles.first?.complete(with: result)
             return
         }
-        var queued: [RequestHandle] = []
-        queued.reserveCapacity(handles.count)
+        let (queued, callbacks) = claim(handles, handle: { $0 }) { $0.deliverNow(result) }
+        callbacks?.run(.shared(queued, result))
+    }
+
+    /// Claims each item's caller and delivers at once to those without a callback queue.
+    /// Returns the others, and the queue they share: callers delivered together are one
+    /// scheduler's, whose callers all use its queue or none.
+    private static func claim<Item>(
+        _ items: some Sequence<Item>,
+        handle: (Item) -> RequestHandle,
+        deliverNow: (Item) -> Void
+    ) -> (queued: [Item], callbacks: CallbackQueue?) {
+        var queued: [Item] = []
         var callbacks: CallbackQueue?
-        for handle in handles where handle.claim() {
-            guard let queue = handle.callbacks else {
-                handle.deliverNow(result)
+        for item in items where handle(item).claim() {
+            guard let queue = handle(item).callbacks else {
+                deliverNow(item)
                 continue
             }
-            assert(callbacks == nil || callbacks === queue, "one scheduler's callers share its callback queue")
-            queued.append(handle)
+            assert(callbacks == nil || callbacks === queue, "callers delivered together share one callback queue")
+            queued.append(item)
             callbacks = queue
         }
-        callbacks?.run(.shared(queued, result))
+        return (queued, callbacks)
     }
 
     /// Moves from active to delivering; false (and an assertion) if the caller was completed before.
