@@ -35,8 +35,9 @@ final class CallbackQueue: Sendable {
     func run(_ deliveries: some Sequence<Delivery>) {
         let needsHop = pending.withLock { pending in
             pending.deliveries.append(contentsOf: deliveries)
-            defer { pending.isScheduled = true }
-            return !pending.isScheduled && !pending.deliveries.isEmpty
+            guard !pending.isScheduled, !pending.deliveries.isEmpty else { return false }
+            pending.isScheduled = true
+            return true
         }
         // Capturing only `self` makes the closure without an allocation of its own.
         if needsHop { queue.async { [self] in runBatch() } }
@@ -61,8 +62,8 @@ final class CallbackQueue: Sendable {
                 for handle in handles { handle.deliverNow(result) }
             }
         }
-        // Kept for a later batch, unless a burst grew it.
-        guard batch.capacity <= 1_024 else { return }
+        // Kept for a later batch, unless a burst grew it (a delivery is 136 bytes).
+        guard batch.capacity <= 256 else { return }
         batch.removeAll(keepingCapacity: true)
         pending.withLock { $0.spare = batch }
     }
