@@ -24,7 +24,7 @@ final class CallbackQueue: Sendable {
         var isScheduled = false
     }
 
-    let queue: DispatchQueue
+    private let queue: DispatchQueue
     private let pending = Locked(Pending())
 
     init(_ queue: DispatchQueue) {
