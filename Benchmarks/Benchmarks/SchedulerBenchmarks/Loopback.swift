@@ -8,7 +8,7 @@ import SocialServer
 import Synchronization
 
 /// Scenario 1: GETs of a user's friends (~350 bytes of JSON) from the SocialServer on loopback,
-/// `concurrency` at a time, by five clients in turn: raw URLSession with completion handlers and
+/// `concurrency` at a time, by five clients taking turns: raw URLSession with completion handlers and
 /// with `data(for:)`, one plain async `Operation` per request, and the scheduler's completion and
 /// async APIs. Every client decodes the same models; each gets its own session, so that the
 /// connections it opens can be counted at the server.
@@ -42,17 +42,50 @@ struct Loopback: Sendable {
         return Loopback(server: server, token: token, requests: requests, concurrency: concurrency)
     }
 
-    /// Runs each client once, in `order`.
-    func run(_ order: [Client]) async throws -> [Client: Run] {
+    /// Runs every client on `requests` requests, in `slices` turns of an equal share each: the
+    /// clients take their turns in `order`, then in reverse, and so on, so that the drift of a
+    /// shared machine over the seconds of one run falls on every client alike instead of on
+    /// whichever ran last. Each client keeps its session (and its scheduler) across its turns.
+    func run(_ order: [Client], slices: Int) async throws -> [Client: Run] {
+        let setups = Dictionary(uniqueKeysWithValues: order.map { ($0, Setup(for: $0, in: self)) })
         var runs: [Client: Run] = [:]
-        for client in order {
-            let connectionsBefore = server.arrivals.connections
-            let session = Self.session()
-            let cost = try await run(client, session: session)
-            session.finishTasksAndInvalidate()
-            runs[client] = Run(cost: cost, connections: server.arrivals.connections - connectionsBefore)
+        precondition(requests % slices == 0, "\(requests) requests do not split into \(slices) equal turns")
+        let share = requests / slices
+        for slice in 0..<slices {
+            for client in slice % 2 == 0 ? order : order.reversed() {
+                let connectionsBefore = server.arrivals.connections
+                let cost = try await run(client, setup: setups[client]!, indices: slice * share..<(slice + 1) * share)
+                let connections = server.arrivals.connections - connectionsBefore
+                let total = runs[client]
+                runs[client] = Run(cost: total.map { $0.cost + cost } ?? cost, connections: (total?.connections ?? 0) + connections)
+            }
         }
+        for setup in setups.values { setup.session.finishTasksAndInvalidate() }
         return runs
+    }
+
+    /// What a client keeps between its turns.
+    private struct Setup {
+        let session: URLSession
+        let api: APIClient?
+        let queue: OperationQueue?
+
+        init(for client: Client, in loopback: Loopback) {
+            session = Loopback.session()
+            switch client {
+            case .schedulerCompletion, .schedulerAsync:
+                api = loopback.makeClient(session)
+                queue = nil
+            case .plainOperation:
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = session.configuration.httpMaximumConnectionsPerHost
+                self.queue = queue
+                api = nil
+            case .rawCompletion, .rawAsync:
+                api = nil
+                queue = nil
+            }
+        }
     }
 
     private func urlRequest(_ index: Int) -> URLRequest {
@@ -62,16 +95,17 @@ struct Loopback: Sendable {
         return request
     }
 
-    private func run(_ client: Client, session: URLSession) async throws -> Cost {
+    private func run(_ client: Client, setup: Setup, indices: Range<Int>) async throws -> Cost {
         let failures = Counter()
+        let session = setup.session
         let cost: Cost
         switch client {
         case .rawCompletion:
-            cost = await measure(count: requests) { done in
+            cost = await measure(count: indices.count) { done in
                 let next = Counter()
                 @Sendable func startNext() {
-                    let index = next.take()
-                    guard index < requests else { return }
+                    let index = indices.lowerBound + next.take()
+                    guard index < indices.upperBound else { return }
                     session.dataTask(with: urlRequest(index)) { data, response, error in
                         if Self.decode(data, response, error) == nil { failures.take() }
                         done()
@@ -81,21 +115,20 @@ struct Loopback: Sendable {
                 for _ in 0..<concurrency { startNext() }
             }
         case .rawAsync:
-            cost = await measure(count: requests) { done in
-                await workers { index in
+            cost = await measure(count: indices.count) { done in
+                await workers(indices) { index in
                     let answer = try? await session.data(for: urlRequest(index))
                     if Self.decode(answer?.0, answer?.1, nil) == nil { failures.take() }
                     done()
                 }
             }
         case .plainOperation:
-            let queue = OperationQueue()
-            queue.maxConcurrentOperationCount = session.configuration.httpMaximumConnectionsPerHost
-            cost = await measure(count: requests) { done in
+            let queue = setup.queue!
+            cost = await measure(count: indices.count) { done in
                 let next = Counter()
                 @Sendable func addNext() {
-                    let index = next.take()
-                    guard index < requests else { return }
+                    let index = indices.lowerBound + next.take()
+                    guard index < indices.upperBound else { return }
                     queue.addOperation(PlainAsyncOperation { finish in
                         session.dataTask(with: urlRequest(index)) { data, response, error in
                             if Self.decode(data, response, error) == nil { failures.take() }
@@ -108,12 +141,12 @@ struct Loopback: Sendable {
                 for _ in 0..<concurrency { addNext() }
             }
         case .schedulerCompletion:
-            let api = makeClient(session)
-            cost = await measure(count: requests) { done in
+            let api = setup.api!
+            cost = await measure(count: indices.count) { done in
                 let next = Counter()
                 @Sendable func sendNext() {
-                    let index = next.take()
-                    guard index < requests else { return }
+                    let index = indices.lowerBound + next.take()
+                    guard index < indices.upperBound else { return }
                     api.send(Self.friends(index)) { result in
                         if case .failure = result { failures.take() }
                         done()
@@ -123,9 +156,9 @@ struct Loopback: Sendable {
                 for _ in 0..<concurrency { sendNext() }
             }
         case .schedulerAsync:
-            let api = makeClient(session)
-            cost = await measure(count: requests) { done in
-                await workers { index in
+            let api = setup.api!
+            cost = await measure(count: indices.count) { done in
+                await workers(indices) { index in
                     if (try? await api.value(for: Self.friends(index))) == nil {
                         failures.take()
                     }
@@ -134,17 +167,17 @@ struct Loopback: Sendable {
             }
         }
         let failed = failures.value
-        guard failed == 0 else { throw BenchmarkFailure("\(client.rawValue): \(failed) of \(requests) requests failed") }
+        guard failed == 0 else { throw BenchmarkFailure("\(client.rawValue): \(failed) of \(indices.count) requests failed") }
         return cost
     }
 
     /// `concurrency` tasks, each taking the next index until all are taken.
-    private func workers(_ body: @escaping @Sendable (Int) async -> Void) async {
+    private func workers(_ indices: Range<Int>, _ body: @escaping @Sendable (Int) async -> Void) async {
         let next = Counter()
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
-                    while case let index = next.take(), index < requests {
+                    while case let index = indices.lowerBound + next.take(), index < indices.upperBound {
                         await body(index)
                     }
                 }

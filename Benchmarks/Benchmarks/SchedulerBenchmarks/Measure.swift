@@ -30,6 +30,12 @@ struct Cost {
 
     var perSecond: Double { Double(count) / (Double(wallNanoseconds) / 1e9) }
     var cpuNanosecondsEach: Double { Double(cpuNanoseconds) / Double(count) }
+
+    /// Two runs as one.
+    static func + (lhs: Cost, rhs: Cost) -> Cost {
+        Cost(wallNanoseconds: lhs.wallNanoseconds + rhs.wallNanoseconds, cpuNanoseconds: lhs.cpuNanoseconds + rhs.cpuNanoseconds,
+             count: lhs.count + rhs.count)
+    }
 }
 
 /// Runs `start` and waits until `done` has been called `count` times; bounded by `timeout`.
