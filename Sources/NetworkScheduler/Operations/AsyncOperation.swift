@@ -37,6 +37,12 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         execute()
     }
 
+    /// Runs `body` under the lock that guards the state, for a subclass's own state: one lock
+    /// per operation instead of two. `body` must not call back into the operation.
+    final func withStateLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try lockedState.withLock { _ in try body() }
+    }
+
     /// The work. Call ``finish()`` when it is done.
     open func execute() {
         finish()

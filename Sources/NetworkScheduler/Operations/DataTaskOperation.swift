@@ -16,7 +16,7 @@ import FoundationNetworking
 /// queue.addOperation(operation)
 /// ```
 public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
-    // Safety: the only mutable state is in `task`; the rest is immutable.
+    // Safety: the only mutable state, `task`, is read and written only inside `withStateLock`.
 
     /// When the call was made, started and answered, for queue-wait and wire-time figures.
     public struct Timing: Sendable {
@@ -71,7 +71,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
     private let created = DispatchTime.now().uptimeNanoseconds
-    private let task = Locked(TaskState.idle)
+    private var task = TaskState.idle
 
     /// - Parameters:
     ///   - onStart: called on the starting thread just before the task is started, with the
@@ -109,15 +109,15 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         let request = prepared.urlRequest
         let started = DispatchTime.now().uptimeNanoseconds
         onStart?(request, seconds(from: created, to: started))
-        task.withLock { $0 = $0.starting(at: started) }
+        withStateLock { task = task.starting(at: started) }
         // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: request) { [self] result in
             complete(result.mapError(ServiceError.init))
         }
-        let cancelledMeanwhile = task.withLock { state -> Bool in
-            switch state {
+        let cancelledMeanwhile = withStateLock { () -> Bool in
+            switch task {
             case .starting(let started):
-                state = .running(newTask, started: started)
+                task = .running(newTask, started: started)
                 return false
             case .cancelled:
                 return true
@@ -134,15 +134,15 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
 
     override public func cancel() {
         super.cancel()
-        let running: (any TransportTask)? = task.withLock { state in
-            switch state {
-            case .running(let task, _):
-                return task
+        let running: (any TransportTask)? = withStateLock {
+            switch task {
+            case .running(let running, _):
+                return running
             case .idle:
-                state = .cancelled(started: nil)
+                task = .cancelled(started: nil)
                 return nil
             case .starting(let started):
-                state = .cancelled(started: started)
+                task = .cancelled(started: started)
                 return nil
             case .cancelled, .completed:
                 return nil
@@ -152,10 +152,10 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     private func complete(_ result: Result<TransportResponse, ServiceError>) {
-        let ending = task.withLock { state -> (isFirst: Bool, started: UInt64?) in
-            if case .completed = state { return (false, nil) }
-            defer { state = .completed }
-            return (true, state.started)
+        let ending = withStateLock { () -> (isFirst: Bool, started: UInt64?) in
+            if case .completed = task { return (false, nil) }
+            defer { task = .completed }
+            return (true, task.started)
         }
         guard ending.isFirst else { return }
         let started = ending.started
