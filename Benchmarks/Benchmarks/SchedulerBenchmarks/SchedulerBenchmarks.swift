@@ -79,8 +79,10 @@ func registerSchedulingCost() {
     let ratioDecoding = metric("scheduler completion ÷ bare queue + decode throughput (%)", prefersLarger: true)
     let metrics = Variant.allCases.map { requestsPerSecond[$0]! } + Variant.allCases.map { cpuEach[$0]! }
         + [addedCompletion, addedOverDecoding, addedAsync, ratio, ratioDecoding]
+    // Thirty iterations (about a second each): the bare baseline alone moves by 2 µs between
+    // iterations on a shared VM, a fifth of the target, and ten left the median that loose.
     Benchmark("2. Scheduling cost, 20,000 stubbed requests",
-              configuration: configuration(metrics, iterations: 10)) { benchmark in
+              configuration: configuration(metrics, iterations: 30)) { benchmark in
         let scenario = SchedulingCost(requests: 20_000)
         var order = Variant.allCases
         if benchmark.currentIteration % 2 == 1 { order.reverse() }

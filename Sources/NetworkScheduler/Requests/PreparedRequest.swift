@@ -26,20 +26,32 @@ struct PreparedRequest: Sendable {
         case built(URLRequest)
     }
 
-    private var form: Form
+    /// The request in one immutable box, so that a copy (into its call, into the operation
+    /// that sends it) retains one object, not each of its strings and its headers, which by
+    /// then are cold in memory. A change makes a new box.
+    private final class Storage: Sendable {
+        let form: Form
+        let host: String
+
+        init(form: Form, host: String) {
+            self.form = form
+            self.host = host
+        }
+    }
+
+    private var storage: Storage
+    private var form: Form { storage.form }
     /// The scheme, host and port, which name the budget and the waiting line the request uses.
-    let host: String
+    var host: String { storage.host }
 
     /// A request by its parts, for `host` (see ``hostKey(of:)``).
     init(_ parts: Parts, host: String) {
-        form = .parts(parts)
-        self.host = host
+        storage = Storage(form: .parts(parts), host: host)
     }
 
     /// A request a caller built, kept as it is.
     init(_ request: URLRequest) {
-        form = .built(request)
-        host = request.url.flatMap(Self.hostKey(of:)) ?? ""
+        storage = Storage(form: .built(request), host: request.url.flatMap(Self.hostKey(of:)) ?? "")
     }
 
     /// A request a caller built, for the scheduler, which needs an absolute URL with a host.
@@ -108,10 +120,10 @@ struct PreparedRequest: Sendable {
         switch form {
         case .built(var request):
             request.setValue(value, forHTTPHeaderField: name)
-            form = .built(request)
+            storage = Storage(form: .built(request), host: host)
         case .parts(var parts):
             parts.headers[name] = value
-            form = .parts(parts)
+            storage = Storage(form: .parts(parts), host: host)
         }
     }
 
