@@ -136,8 +136,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         super.cancel()
         let running: (any TransportTask)? = withStateLock {
             switch task {
-            case .running(let running, _):
-                return running
+            case .running(let transportTask, _):
+                return transportTask
             case .idle:
                 task = .cancelled(started: nil)
                 return nil
