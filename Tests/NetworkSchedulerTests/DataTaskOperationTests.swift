@@ -99,6 +99,31 @@ import Testing
         #expect(await order.wait(for: 1) == ["after the response"])
     }
 
+    @Test func cancelledBeforeStartItReportsItsOutcomeBeforeItsDependentsRun() async {
+        // The cancelled operation's completion gives a dependent that became ready too early
+        // time to run first: it waits (bounded) for the dependent, which must never come.
+        let transport = StubTransport()
+        let order = EventLog<String>()
+        let dependentRan = DispatchSemaphore(value: 0)
+        let network = DataTaskOperation(request: request, transport: transport) { _, _ in
+            _ = dependentRan.wait(timeout: .now() + 0.5)
+            order.append("outcome")
+        }
+        let dependent = BlockOperation {
+            order.append("dependent")
+            dependentRan.signal()
+        }
+        dependent.addDependency(network)
+        network.cancel()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 2
+        queue.addOperation(network)
+        queue.addOperation(dependent)
+
+        #expect(await order.wait(for: 2) == ["outcome", "dependent"])
+        #expect(transport.arrivals.count == 0)
+    }
+
     @Test func transportErrorsAreMappedOnTheWayOut() async {
         let transport = StubTransport { _ in .fail(URLError(.timedOut)) }
         let outcomes = EventLog<Result<TransportResponse, ServiceError>>()

@@ -28,13 +28,16 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     override open var isExecuting: Bool { state == .executing }
     override open var isFinished: Bool { state == .finished }
 
+    /// A cancelled operation reports its outcome (``didSkipExecution()``) before it is marked
+    /// finished: an operation that depends on it must not run before that outcome is known.
     override public final func start() {
-        guard !isCancelled else {
-            if transition(to: .finished) == .pending { didSkipExecution() }
-            return
-        }
         guard transition(to: .executing) == .pending else { return }
-        execute()
+        if isCancelled {
+            didSkipExecution()
+            finish()
+        } else {
+            execute()
+        }
     }
 
     /// Runs `body` under the lock that guards the state, for a subclass's own state: one lock
