@@ -152,7 +152,7 @@ import Testing
             .noConnection(URLError(.notConnectedToInternet)), .timedOut, .cancelled,
             .server(ServerErrorResponse(statusCode: 500)), .server(ServerErrorResponse(statusCode: 404, message: "no such user")),
             .undecodable(DecodingFailure(modelType: "User", codingPath: "email", reason: "missing key", bodyPrefix: "{}")),
-            .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut),
+            .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut, dependency: RequestID(value: 1)),
             .idempotencyKeyInUse(ServerErrorResponse(statusCode: 409)), .idempotencyKeyMismatch(ServerErrorResponse(statusCode: 422)),
             .authenticationFailed(cause: .server(ServerErrorResponse(statusCode: 401))),
             .transport(URLError(.badServerResponse)),

@@ -31,11 +31,12 @@ import Testing
 
         let error = await outcomes.wait(for: 1)["me"]?.failure
         #expect(error?.rootCause.statusCode == 401)
-        guard case .dependencyFailed(let cause)? = error else {
+        guard case .dependencyFailed(let cause, let dependency)? = error else {
             Issue.record("expected dependencyFailed, got \(String(describing: error))")
             return
         }
         #expect(cause.statusCode == 401)
+        #expect(dependency == login.id)
         #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/login"])
     }
 
@@ -47,11 +48,11 @@ import Testing
 
         login.cancel()
 
-        #expect(await outcomes.wait(for: 1)["me"]?.failure == .dependencyFailed(cause: .cancelled))
+        #expect(await outcomes.wait(for: 1)["me"]?.failure == .dependencyFailed(cause: .cancelled, dependency: login.id))
         #expect(harness.transport.arrivals.elements.allSatisfy { $0.path == "/v1/login" })
     }
 
-    @Test func failuresCascadeDownAChain() async {
+    @Test func failuresCascadeDownAChainAsOneFlatError() async {
         let harness = Harness { _ in .fail(URLError(.notConnectedToInternet)) }
         let outcomes = Outcomes<User>()
         let first = harness.api.send(Resource<User>(path: "first")) { _ in }
@@ -59,8 +60,26 @@ import Testing
         harness.api.send(Resource<User>(path: "third"), after: [second], completion: outcomes.completion("third"))
 
         let error = await outcomes.wait(for: 1)["third"]?.failure
-        #expect(error == .dependencyFailed(cause: .dependencyFailed(cause: .noConnection(URLError(.notConnectedToInternet)))))
+        #expect(error == .dependencyFailed(cause: .noConnection(URLError(.notConnectedToInternet)), dependency: second.id))
         #expect(error?.rootCause == .noConnection(URLError(.notConnectedToInternet)))
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
+    @Test func aChainOf100000FailingDependentsEndsWithoutExhaustingTheStack() async {
+        // Each error used to nest its dependency's: reading the root cause at 30,000 and
+        // releasing the last handle at 100,000 overflowed the stack.
+        let harness = Harness { _ in .fail(URLError(.notConnectedToInternet)) }
+        let outcomes = Outcomes<User>()
+        var last = harness.api.send(Resource<User>(path: "root")) { _ in }
+        for _ in 1..<99_999 {
+            last = harness.api.send(Resource<User>(path: "link"), after: [last]) { _ in }
+        }
+        harness.api.send(Resource<User>(path: "last"), after: [last], completion: outcomes.completion("last"))
+        let error = await outcomes.wait(for: 1)["last"]?.failure
+        #expect(error?.rootCause == .noConnection(URLError(.notConnectedToInternet)))
+        if case .dependencyFailed(let cause, _)? = error, case .dependencyFailed = cause {
+            Issue.record("a dependency failure nests another")
+        }
         #expect(harness.transport.arrivals.count == 1)
     }
 

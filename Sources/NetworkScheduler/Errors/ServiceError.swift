@@ -36,8 +36,11 @@ public enum ServiceError: Error, Sendable, Equatable {
     case undecodable(DecodingFailure)
     /// The request could not be built: a bad URL or a body that cannot be encoded.
     case invalidRequest(reason: String)
-    /// A request given in `after:` failed or was cancelled, so this one never ran.
-    indirect case dependencyFailed(cause: ServiceError)
+    /// A request given in `after:` (`dependency`) failed or was cancelled, so this one never
+    /// ran. `cause` is where the failure began: the dependency's own error, or, down a chain
+    /// of dependents, the error of the first request that failed. It is never itself a
+    /// `dependencyFailed`, so a chain of any length makes an error one level deep.
+    indirect case dependencyFailed(cause: ServiceError, dependency: RequestID)
     /// Any other transport failure (a malformed response, TLS, a redirect loop…).
     case transport(URLError)
 }
@@ -71,9 +74,10 @@ extension ServiceError {
         }
     }
 
-    /// The failure of the dependency that stopped this request, followed through chains.
+    /// The failure that stopped this request: for a failed dependency, where the failure
+    /// began; for any other error, the error itself.
     public var rootCause: ServiceError {
-        if case .dependencyFailed(let cause) = self { return cause.rootCause }
+        if case .dependencyFailed(let cause, _) = self { return cause }
         return self
     }
 }
@@ -103,7 +107,7 @@ extension ServiceError: LocalizedError {
             return "The server's response could not be read: \(failure)"
         case .invalidRequest(let reason):
             return "The request could not be made: \(reason)"
-        case .dependencyFailed(let cause):
+        case .dependencyFailed(let cause, _):
             return "A request this one depends on failed: \(cause.errorDescription ?? "\(cause)")"
         case .transport(let error):
             return "Something went wrong talking to the server (\(error.code.rawValue))."

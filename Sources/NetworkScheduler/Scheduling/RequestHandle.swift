@@ -31,7 +31,7 @@ public enum RequestOutcome: Sendable, Equatable {
 /// ```swift
 /// let login = scheduler.send(auth.request(.login(credentials))) { result in … }
 /// scheduler.send(api.request(.me), priority: .high, after: [login]) { result in … }
-/// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled)
+/// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled, dependency: login.id)
 /// ```
 public final class RequestHandle: @unchecked Sendable {
     // Safety: `stage` is read and written only under its scheduler's lock; the rest is

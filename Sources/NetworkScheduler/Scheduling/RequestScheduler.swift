@@ -71,7 +71,7 @@ public final class RequestScheduler: Sendable {
     ///     highest priority among them.
     ///   - group: the screen (or other scope) whose cancellation cancels this caller.
     ///   - dependencies: requests that must succeed first. If one fails or is cancelled, this
-    ///     one ends with ``ServiceError/dependencyFailed(cause:)`` and is never sent.
+    ///     one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is never sent.
     /// - Returns: the handle to cancel this caller, or to pass to another request's `after:`.
     @discardableResult
     public func send<Model>(
@@ -174,20 +174,21 @@ public final class RequestScheduler: Sendable {
             group?.insert(handle)
             state.withLock { $0.wait(handle, dependencies: dependencies.count) }
             for dependency in dependencies {
-                dependency.whenFinished { [self] outcome in dependencyFinished(handle, outcome) }
+                dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
             }
         }
         return handle
     }
 
-    private func dependencyFinished(_ handle: RequestHandle, _ outcome: RequestOutcome) {
+    private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestID, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
             if state.withLock({ $0.dependencySucceeded(handle) }) { submit(handle, isNew: false) }
-        case .failed(let cause):
-            fail(handle, with: .dependencyFailed(cause: cause))
+        case .failed(let error):
+            // Flat: a chain of 100,000 dependents nests no error in another.
+            fail(handle, with: .dependencyFailed(cause: error.rootCause, dependency: dependency))
         case .cancelled:
-            fail(handle, with: .dependencyFailed(cause: .cancelled))
+            fail(handle, with: .dependencyFailed(cause: .cancelled, dependency: dependency))
         }
     }
 
