@@ -3,8 +3,9 @@ import Foundation
 extension SchedulerState {
     /// Where a call's current attempt is.
     enum Attempt {
-        /// In its host's waiting line since this uptime; `ticket` marks its live entry there.
-        case waiting(ticket: Int, since: UInt64)
+        /// In its host's waiting line since this uptime; `ticket` marks its live entry there,
+        /// and `arrival` its place within a priority, kept when it moves to another.
+        case waiting(ticket: Int, arrival: Int, since: UInt64)
         /// Its operation holds one of its host's budget slots.
         case running(DataTaskOperation)
         /// Between attempts: waiting to retry, or for a new token.
@@ -54,7 +55,7 @@ extension SchedulerState {
         /// Moves a waiting call to running, with the operation `make` builds from its request
         /// and the uptime since which it waited.
         func begin(_ make: (PreparedRequest, _ waitingSince: UInt64) -> DataTaskOperation) -> DataTaskOperation {
-            guard case .waiting(_, let since) = attempt, let priority = priorities.highest else {
+            guard case .waiting(_, _, let since) = attempt, let priority = priorities.highest else {
                 preconditionFailure("only a waiting call, which has callers, can begin an attempt")
             }
             let operation = make(request, since)

@@ -114,6 +114,11 @@ struct SchedulerState {
         }
     }
 
+    /// Entries in the waiting lines, stale ones included.
+    var lineEntryCount: Int {
+        lanes.values.reduce(0) { $0 + $1.waiting.entryCount }
+    }
+
     /// Whether the waiting lines hold no entry at all, stale ones included.
     var waitingLinesAreEmpty: Bool {
         lanes.values.allSatisfy(\.waiting.isEmpty)
@@ -346,21 +351,31 @@ struct SchedulerState {
 
     // MARK: - Waiting lines
 
-    /// Puts a call at the back of its host's line, at its highest caller's priority.
+    /// Puts a call in its host's line at its highest caller's priority: at the back, or, for
+    /// a call already waiting that moves to another priority, at the place its arrival gives.
     private mutating func line(_ call: Call, now: UInt64) {
         guard let priority = call.priorities.highest else { return }
-        if case .waiting = call.attempt {} else {
+        nextTicket += 1
+        let arrival: Int
+        if case .waiting(_, let firstArrival, _) = call.attempt {
+            arrival = firstArrival
+        } else {
+            arrival = nextTicket
             call.lane.waitingCount += 1
         }
-        nextTicket += 1
-        call.attempt = .waiting(ticket: nextTicket, since: now)
-        call.lane.waiting.append(.init(call: call, ticket: nextTicket), priority: priority)
+        call.attempt = .waiting(ticket: nextTicket, arrival: arrival, since: now)
+        call.lane.waiting.append(.init(call: call, ticket: nextTicket, arrival: arrival), priority: priority)
+        call.lane.waiting.compactIfMostlyStale(live: call.lane.waitingCount)
     }
 
     /// A waiting call left its host's line (its entry there is now stale).
     private func leaveLine(_ lane: Lane) {
         lane.waitingCount -= 1
-        if lane.waitingCount == 0 { lane.waiting.removeAll() }
+        if lane.waitingCount == 0 {
+            lane.waiting.removeAll()
+        } else {
+            lane.waiting.compactIfMostlyStale(live: lane.waitingCount)
+        }
     }
 
     /// Gives the free budget slots of a lane to its first waiting calls, and returns their
@@ -403,7 +418,7 @@ struct SchedulerState {
         change(&call.priorities)
         guard let after = call.priorities.highest, after != before else { return }
         switch call.attempt {
-        case .waiting(_, let since): line(call, now: since)
+        case .waiting(_, _, let since): line(call, now: since)
         case .running(let operation): operation.queuePriority = after.queuePriority
         case .paused: break
         }

@@ -1,77 +1,121 @@
 /// The network calls waiting for a budget slot on one host: highest priority first, first in
 /// first out within a priority.
 ///
-/// Entries are never taken out of the middle. A call that leaves, or moves to another priority,
-/// simply stops matching its old entry's ticket, and a stale entry is dropped when it comes up;
-/// so joining, leaving and reprioritising all cost constant time, whatever the line's length.
+/// Entries are not taken out of the middle when a call leaves or moves to another priority:
+/// the call simply stops matching its old entry's ticket, and a stale entry is dropped when it
+/// comes up. A call that moves keeps its arrival, so one that drops back to its old priority
+/// takes its old place there, not the back of the line. Stale entries hold their calls (and
+/// so their callers' closures) alive, so the line compacts itself once they outnumber the live
+/// ones: a host kept busy while thousands of callers leave keeps no memory for them.
 struct WaitingLine {
     struct Entry {
         let call: SchedulerState.Call
         let ticket: Int
+        /// When the call first entered the line for this attempt: its place within a priority.
+        let arrival: Int
 
         /// Whether the call still waits under this entry: it has callers, and has not moved on
         /// (started, or lined up again at another priority) since the entry was made.
         var isLive: Bool {
-            guard call.isLive, case .waiting(ticket, _) = call.attempt else { return false }
+            guard call.isLive, case .waiting(ticket, _, _) = call.attempt else { return false }
             return true
         }
     }
 
-    /// One priority's entries, oldest first; `head` is where the oldest unread one is. A read
-    /// slot is emptied at once: it would otherwise keep its call alive until the slots before
-    /// `head` are dropped, thousands of calls later, and then release them all at once, each
-    /// a cache miss, under the scheduler's lock.
+    /// One priority's entries, as a binary min-heap by arrival: a new call arrives last, so
+    /// appending one costs a comparison; a call that moves back in keeps its old place.
     private struct Bucket {
-        var entries: [Entry?] = []
-        var head = 0
+        var heap: [Entry] = []
+
+        mutating func insert(_ entry: Entry) {
+            heap.append(entry)
+            var child = heap.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard heap[child].arrival < heap[parent].arrival else { break }
+                heap.swapAt(child, parent)
+                child = parent
+            }
+        }
 
         mutating func popFirst() -> Entry? {
-            guard head < entries.count else { return nil }
-            let entry = entries[head].take()
-            head += 1
-            if head == entries.count {
-                clear()
-            } else if head >= 4_096, head * 2 >= entries.count {
-                entries.removeFirst(head)
-                head = 0
+            guard !heap.isEmpty else { return nil }
+            heap.swapAt(0, heap.count - 1)
+            let first = heap.removeLast()
+            siftDown(from: 0)
+            if heap.isEmpty { clear() }
+            return first
+        }
+
+        /// Keeps the live entries only, in heap order again.
+        mutating func compact() {
+            heap.removeAll { !$0.isLive }
+            for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
+        }
+
+        private mutating func siftDown(from start: Int) {
+            var parent = start
+            while true {
+                let left = 2 * parent + 1
+                guard left < heap.count else { return }
+                let right = left + 1
+                let child = right < heap.count && heap[right].arrival < heap[left].arrival ? right : left
+                guard heap[child].arrival < heap[parent].arrival else { return }
+                heap.swapAt(child, parent)
+                parent = child
             }
-            return entry
         }
 
         /// Drops every entry. Keeps the storage of a small bucket, which a line that empties
         /// and fills again with each request would otherwise allocate every time, but not the
         /// storage a burst grew.
         mutating func clear() {
-            entries.removeAll(keepingCapacity: entries.capacity <= 1_024)
-            head = 0
+            heap.removeAll(keepingCapacity: heap.capacity <= 1_024)
         }
     }
 
     private var buckets = [Bucket](repeating: Bucket(), count: RequestPriority.allCases.count)
+    /// Entries in every bucket, live and stale.
+    private(set) var entryCount = 0
 
     /// Whether no entry, live or stale, is left.
-    var isEmpty: Bool { buckets.allSatisfy { $0.head == $0.entries.count } }
+    var isEmpty: Bool { entryCount == 0 }
 
     mutating func append(_ entry: Entry, priority: RequestPriority) {
-        buckets[priority.rawValue].entries.append(entry)
+        buckets[priority.rawValue].insert(entry)
+        entryCount += 1
     }
 
-    /// Removes the first live entry of priority `minimum` or above, by priority then age, and
-    /// returns its call; the stale entries before it are dropped.
+    /// Removes the first live entry of priority `minimum` or above, by priority then arrival,
+    /// and returns its call; the stale entries before it are dropped.
     mutating func popFirst(from minimum: RequestPriority) -> SchedulerState.Call? {
         for priority in buckets.indices.reversed() where priority >= minimum.rawValue {
             while let entry = buckets[priority].popFirst() {
+                entryCount -= 1
                 if entry.isLive { return entry.call }
             }
         }
         return nil
     }
 
+    /// Drops the stale entries once they outnumber the `live` ones (and a few dozen more):
+    /// each entry is then walked once for every entry that went stale, so leaving costs
+    /// constant time on average, and stale entries never hold more than the live ones.
+    mutating func compactIfMostlyStale(live: Int) {
+        guard entryCount > 2 * live + 64 else { return }
+        entryCount = 0
+        for index in buckets.indices where !buckets[index].heap.isEmpty {
+            buckets[index].compact()
+            entryCount += buckets[index].heap.count
+        }
+    }
+
     /// Forgets every entry: for when the calls waiting have all left, so that their stale
     /// entries do not outlive them.
     mutating func removeAll() {
-        for index in buckets.indices where !buckets[index].entries.isEmpty {
+        for index in buckets.indices where !buckets[index].heap.isEmpty {
             buckets[index].clear()
         }
+        entryCount = 0
     }
 }
