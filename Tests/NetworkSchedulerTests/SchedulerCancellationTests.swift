@@ -87,6 +87,30 @@ import Testing
         #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/after"])
     }
 
+    @Test func fiveThousandTasksCancelledBeforeSendingNeverTouchTheNetwork() async {
+        // Before, an already cancelled task's request was enqueued and then cancelled, and its
+        // operation could start on a queue's thread in between (1 to 8 times in 400 against a real server).
+        let harness = Harness()
+        let request = harness.api.request(Resource<User>(path: "users/1"))
+        await withTaskGroup(of: ServiceError?.self) { group in
+            for _ in 0..<5_000 {
+                group.addTask {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    do throws(ServiceError) {
+                        _ = try await harness.scheduler.value(for: request)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            var cancelled = 0
+            for await error in group where error == .cancelled { cancelled += 1 }
+            #expect(cancelled == 5_000)
+        }
+        #expect(harness.transport.arrivals.count == 0)
+    }
+
     @Test func cancellingAfterCompletionChangesNothing() async throws {
         let harness = Harness()
         let outcomes = Outcomes<User>()

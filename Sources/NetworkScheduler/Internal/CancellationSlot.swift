@@ -9,6 +9,14 @@ final class CancellationSlot: Sendable {
 
     private let state = Locked(State.empty)
 
+    /// Whether the task was cancelled (the handle, if attached, is then cancelled too).
+    var isCancelled: Bool {
+        state.withLock { state in
+            if case .cancelled = state { return true }
+            return false
+        }
+    }
+
     func attach(_ handle: RequestHandle) {
         let cancelledAlready = state.withLock { state -> Bool in
             if case .cancelled = state { return true }

@@ -24,12 +24,19 @@ extension RequestScheduler {
         let slot = CancellationSlot()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
+                // A task cancelled before it asked sends nothing: cancelling a handle once it is
+                // enqueued would race with its operation starting on a queue's thread.
+                guard !slot.isCancelled else {
+                    continuation.resume(returning: Result<Response<Model>, ServiceError>.failure(.cancelled))
+                    return
+                }
                 // Delivered inline: the continuation itself hops to the awaiting task.
                 let handle = enqueue(request, priority: priority, group: group, after: dependencies,
                                      callbacks: nil, completion: .response { continuation.resume(returning: $0) })
                 slot.attach(handle)
             }
         } onCancel: {
+            // Runs first, and at once, when the task is already cancelled.
             slot.cancel()
         }
         return try result.get()
