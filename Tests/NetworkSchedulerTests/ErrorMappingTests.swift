@@ -8,10 +8,11 @@ import Testing
 @Suite struct ErrorMappingTests {
     @Test(arguments: [
         (URLError.Code.notConnectedToInternet, "noConnection"), (.cannotFindHost, "noConnection"),
-        (.cannotConnectToHost, "noConnection"), (.networkConnectionLost, "noConnection"),
+        (.cannotConnectToHost, "cannotConnect"), (.networkConnectionLost, "connectionLost"),
         (.dnsLookupFailed, "noConnection"), (.timedOut, "timedOut"), (.cancelled, "cancelled"),
         (.badURL, "invalidRequest"), (.unsupportedURL, "invalidRequest"),
-        (.badServerResponse, "transport"), (.secureConnectionFailed, "transport"),
+        (.badServerResponse, "badServerResponse"), (.secureConnectionFailed, "secureConnectionFailed"),
+        (.serverCertificateUntrusted, "secureConnectionFailed"), (.httpTooManyRedirects, "transport"),
     ])
     func urlErrorsMapToWhatACallerCanActOn(code: URLError.Code, expected: String) {
         #expect(Self.kind(ServiceError(URLError(code))) == expected)
@@ -21,12 +22,12 @@ import Testing
         // What FoundationNetworking reports when the server closes the connection mid-body.
         let closed = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "transfer closed with 4075 bytes remaining to read"])
         #expect(ServiceError(closed).urlError?.code == .networkConnectionLost)
-        #expect(Self.kind(ServiceError(closed)) == "noConnection")
+        #expect(Self.kind(ServiceError(closed)) == "connectionLost")
         #expect(Self.kind(ServiceError(URLError(.unknown))) == "transport")
         // And when it closes the connection without answering at all.
         let reset = URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "Empty reply from server"])
         #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
-        #expect(Self.kind(ServiceError(URLError(.badServerResponse))) == "transport")
+        #expect(Self.kind(ServiceError(URLError(.badServerResponse))) == "badServerResponse")
         // And when libcurl's own resends on fresh connections all died.
         let died = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "Connection died, tried 5 times before giving up"])
         #expect(ServiceError(died).urlError?.code == .networkConnectionLost)
@@ -38,21 +39,74 @@ import Testing
         // connection that a restarting server had closed: lost, so a keyed POST is retried.
         let reset = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: message])
         #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
-        #expect(Self.kind(ServiceError(reset)) == "noConnection")
+        #expect(Self.kind(ServiceError(reset)) == "connectionLost")
     }
 
-    @Test func aRefusedConnectionInLibcurlsWordsIsNoConnection() {
+    @Test func aRefusedConnectionInLibcurlsWordsIsCannotConnect() {
         // What FoundationNetworking reported once, under code -1, while a server restarted.
         let refused = URLError(.unknown, userInfo: [
             NSLocalizedDescriptionKey: "Failed to connect to 127.0.0.1 port 37947 after 0 ms: Couldn't connect to server",
         ])
         #expect(ServiceError(refused).urlError?.code == .cannotConnectToHost)
-        #expect(Self.kind(ServiceError(refused)) == "noConnection")
+        #expect(Self.kind(ServiceError(refused)) == "cannotConnect")
     }
 
-    @Test func aNonURLErrorIsATransportFailure() {
+    @Test func aNonURLErrorIsKeptAsItWasThrown() {
         struct Odd: Error {}
-        #expect(Self.kind(ServiceError(Odd())) == "transport")
+        #expect(ServiceError(Odd()) == .underlying(UnderlyingError(Odd())))
+    }
+
+    @Test(arguments: ["Received HTTP/0.9 when not allowed", "Weird server reply"])
+    func anUnreadableReplyBlamesTheServerNotTheCaller(message: String) {
+        // What libcurl says, under unsupportedURL, of a reply that is not HTTP.
+        let garbled = URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: message])
+        #expect(Self.kind(ServiceError(garbled)) == "badServerResponse")
+    }
+
+    @Test func anErrorPrintsNoHeaderValueBodyOrURL() {
+        let response = ServerErrorResponse(statusCode: 500, message: "boom", body: Data(#"{"token": "body-secret"}"#.utf8),
+                                           headers: ["set-cookie": "session=cookie-secret", "x-trace": "trace-secret"])
+        let lost = URLError(.networkConnectionLost, userInfo: [NSURLErrorFailingURLStringErrorKey: "https://h/p?key=url-secret"])
+        let errors: [ServiceError] = [
+            .server(response), .idempotencyKeyInUse(response), .authenticationFailed(cause: .server(response)),
+            .dependencyFailed(cause: .server(response), dependency: RequestID(value: 7)), .connectionLost(lost),
+        ]
+        for error in errors {
+            for text in [String(describing: error), String(reflecting: error), error.localizedDescription,
+                         String(describing: Result<Int, ServiceError>.failure(error)), dumped(error)] {
+                for secret in ["body-secret", "cookie-secret", "trace-secret", "url-secret"] {
+                    #expect(!text.contains(secret), "\(secret) in \(text)")
+                }
+            }
+        }
+        #expect(ServiceError.server(response).description.contains("set-cookie"))
+        #expect(ServiceError.server(response).unredactedDescription.contains("cookie-secret"))
+    }
+
+    @Test func anEventPrintsNoHeaderQueryOrBody() {
+        var request = URLRequest(url: URL(string: "https://api.test/v1/users?key=url-secret")!)
+        request.setValue("Bearer token-secret", forHTTPHeaderField: "Authorization")
+        request.httpBody = Data("body-secret".utf8)
+        let response = ServerErrorResponse(statusCode: 500, body: Data(), headers: ["set-cookie": "cookie-secret"])
+        let events: [RequestEvent] = [
+            .enqueued(RequestID(value: 1), .normal, request),
+            .retried(request, attempt: 2, after: 1, cause: .server(response)),
+            .failed(RequestID(value: 1), .normal, .server(response), ResponseMetrics()),
+        ]
+        for event in events {
+            for text in [String(describing: event), String(reflecting: event)] {
+                for secret in ["token-secret", "url-secret", "body-secret", "cookie-secret"] {
+                    #expect(!text.contains(secret), "\(secret) in \(text)")
+                }
+            }
+        }
+        #expect(String(describing: events[0]).contains("GET https://api.test/v1/users"))
+    }
+
+    private func dumped(_ error: ServiceError) -> String {
+        var text = ""
+        dump(error, to: &text)
+        return text
     }
 
     @Test(arguments: [
@@ -155,7 +209,10 @@ import Testing
             .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut, dependency: RequestID(value: 1)),
             .idempotencyKeyInUse(ServerErrorResponse(statusCode: 409)), .idempotencyKeyMismatch(ServerErrorResponse(statusCode: 422)),
             .authenticationFailed(cause: .server(ServerErrorResponse(statusCode: 401))),
-            .transport(URLError(.badServerResponse)),
+            .transport(URLError(.badServerResponse)), .cannotConnect(URLError(.cannotConnectToHost)),
+            .connectionLost(URLError(.networkConnectionLost)), .secureConnectionFailed(URLError(.secureConnectionFailed)),
+            .badServerResponse(URLError(.badServerResponse)), .responseTooLarge(limit: 1_000),
+            .underlying(UnderlyingError(CocoaError(.fileNoSuchFile))),
         ]
         for error in errors {
             let text = error.localizedDescription
@@ -178,6 +235,12 @@ import Testing
     static func kind(_ error: ServiceError) -> String {
         switch error {
         case .noConnection: "noConnection"
+        case .cannotConnect: "cannotConnect"
+        case .connectionLost: "connectionLost"
+        case .secureConnectionFailed: "secureConnectionFailed"
+        case .badServerResponse: "badServerResponse"
+        case .responseTooLarge: "responseTooLarge"
+        case .underlying: "underlying"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
         case .server, .idempotencyKeyInUse, .idempotencyKeyMismatch: "server"

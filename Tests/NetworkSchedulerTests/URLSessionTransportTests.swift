@@ -43,13 +43,13 @@ import Testing
         }
     }
 
-    @Test func aRefusedConnectionIsNoConnection() async {
+    @Test func aRefusedConnectionIsCannotConnect() async {
         let (api, session) = client(host: "refused.urlsession.test") { _, _ in .fail(URLError(.cannotConnectToHost)) }
         defer { session.invalidateAndCancel() }
         await #expect {
             try await api.value(for: Resource<User>(path: "users/1"))
         } throws: { error in
-            if case .noConnection = error as? ServiceError { return true }
+            if case .cannotConnect = error as? ServiceError { return true }
             return false
         }
     }

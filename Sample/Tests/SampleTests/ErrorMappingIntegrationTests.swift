@@ -60,8 +60,8 @@ import Testing
             _ = try await fixture.logIn()
             fixture.server.faults[.me] = Fault(closeMidBody: true)
             let failure = await error { _ = try await fixture.api.client.value(for: .me) }
-            guard case .noConnection(let urlError)? = failure else {
-                Issue.record("expected noConnection, got \(String(describing: failure))")
+            guard case .connectionLost(let urlError)? = failure else {
+                Issue.record("expected connectionLost, got \(String(describing: failure))")
                 return
             }
             #expect(urlError.code == .networkConnectionLost)
@@ -103,7 +103,7 @@ import Testing
         }
     }
 
-    @Test func aServerThatIsNotRunningIsNoConnection() async throws {
+    @Test func aServerThatIsNotRunningCannotBeConnectedTo() async throws {
         let stopped = try await SocialServer.start()
         let url = stopped.baseURL
         await stopped.stop()
@@ -111,8 +111,8 @@ import Testing
 
         let failure = await error { _ = try await api.client.value(for: .me) }
 
-        guard case .noConnection(let urlError)? = failure else {
-            Issue.record("expected noConnection, got \(String(describing: failure))")
+        guard case .cannotConnect(let urlError)? = failure else {
+            Issue.record("expected cannotConnect, got \(String(describing: failure))")
             return
         }
         #expect(urlError.code == .cannotConnectToHost)

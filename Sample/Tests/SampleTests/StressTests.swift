@@ -80,7 +80,7 @@ import Testing
             #expect(await ledger.ended.wait(for: callers, timeout: 180) == callers)
             #expect(ledger.callersNotEndedOnce.isEmpty)
             let kinds = Dictionary(grouping: ledger.results, by: MixedLoad.kind).mapValues(\.count)
-            for kind in ["success", "cancelled", "server", "timedOut", "noConnection"] {
+            for kind in ["success", "cancelled", "server", "timedOut", "connectivity"] {
                 #expect((kinds[kind] ?? 0) > 0, "no caller ended as \(kind): \(kinds)")
             }
             #expect(kinds["other"] == nil, "every failure has a precise type: \(kinds)")
@@ -215,7 +215,7 @@ private struct MixedLoad {
         case .success: "success"
         case .failure(.cancelled): "cancelled"
         case .failure(.timedOut): "timedOut"
-        case .failure(.noConnection): "noConnection"
+        case .failure(let error) where error.isConnectivityFailure: "connectivity"
         case .failure(let error) where error.serverResponse != nil: "server"
         case .failure: "other"
         }

@@ -17,9 +17,20 @@ import FoundationNetworking
 /// }
 /// ```
 public enum ServiceError: Error, Sendable, Equatable {
-    /// The device is offline, or the host could not be found or reached.
+    /// The device is offline, or the host's name could not be resolved.
     case noConnection(URLError)
-    /// The server did not answer within the request's timeout.
+    /// The host was found but did not accept a connection (refused, or unreachable from here).
+    case cannotConnect(URLError)
+    /// The connection was lost while the request was sent or its answer read.
+    case connectionLost(URLError)
+    /// A secure connection could not be made (TLS handshake, certificate).
+    case secureConnectionFailed(URLError)
+    /// The server's reply was not HTTP that could be read.
+    case badServerResponse(URLError)
+    /// The response was larger than the limit set for it (`limit` bytes), so reading stopped.
+    case responseTooLarge(limit: Int)
+    /// The request did not end within its deadline: its timeout, counted from when it was put
+    /// on the wire to its last byte, whatever the server or the transport did meanwhile.
     case timedOut
     /// The caller cancelled the request, directly, through its group or its Swift task.
     case cancelled
@@ -41,8 +52,30 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// of dependents, the error of the first request that failed. It is never itself a
     /// `dependencyFailed`, so a chain of any length makes an error one level deep.
     indirect case dependencyFailed(cause: ServiceError, dependency: RequestID)
-    /// Any other transport failure (a malformed response, TLS, a redirect loop…).
+    /// Any other transport failure (a redirect loop, a redirect the policy refused…).
     case transport(URLError)
+    /// An error thrown by the app's own code (a token refresh), as it was thrown.
+    case underlying(UnderlyingError)
+}
+
+/// An error thrown by the app's own code, kept inside a ``ServiceError``.
+///
+/// Two are equal when they are of the same type and read the same.
+public struct UnderlyingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The error as it was thrown.
+    public let error: any Error
+
+    /// Wraps `error`.
+    public init(_ error: any Error) {
+        self.error = error
+    }
+
+    /// The wrapped error's own description.
+    public var description: String { String(describing: error) }
+
+    public static func == (lhs: UnderlyingError, rhs: UnderlyingError) -> Bool {
+        type(of: lhs.error) == type(of: rhs.error) && lhs.description == rhs.description
+    }
 }
 
 extension ServiceError {
@@ -64,10 +97,21 @@ extension ServiceError {
         }
     }
 
+    /// Whether the network, the host or the connection failed, rather than the request or the
+    /// server's answer: worth another try, and while offline a reason to wait.
+    public var isConnectivityFailure: Bool {
+        switch self {
+        case .noConnection, .cannotConnect, .connectionLost: true
+        default: false
+        }
+    }
+
     /// The `URLError` behind a transport or connectivity failure, if there is one.
     public var urlError: URLError? {
         switch self {
-        case .noConnection(let error), .transport(let error): return error
+        case .noConnection(let error), .cannotConnect(let error), .connectionLost(let error),
+             .secureConnectionFailed(let error), .badServerResponse(let error), .transport(let error):
+            return error
         case .timedOut: return URLError(.timedOut)
         case .cancelled: return URLError(.cancelled)
         default: return nil
@@ -88,6 +132,16 @@ extension ServiceError: LocalizedError {
         switch self {
         case .noConnection:
             return "No internet connection: the server could not be reached."
+        case .cannotConnect:
+            return "The server could not be reached: it refused the connection or is down."
+        case .connectionLost:
+            return "The connection to the server was lost before its answer arrived."
+        case .secureConnectionFailed:
+            return "A secure connection to the server could not be made."
+        case .badServerResponse:
+            return "The server's answer could not be read."
+        case .responseTooLarge(let limit):
+            return "The server's answer was larger than the \(limit) bytes allowed."
         case .timedOut:
             return "The server took too long to answer."
         case .cancelled:
@@ -97,10 +151,12 @@ extension ServiceError: LocalizedError {
                 return "The server answered \(response.statusCode): \(message)"
             }
             return "The server answered \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))."
-        case .idempotencyKeyInUse:
-            return "The same request is still being processed by the server."
-        case .idempotencyKeyMismatch:
-            return "The server already received a different request with the same idempotency key."
+        case .idempotencyKeyInUse(let response):
+            return "The server answered \(response.statusCode)\(response.message.map { ": \($0)" } ?? ""), "
+                + "which for a request with an idempotency key means the same request is still being processed."
+        case .idempotencyKeyMismatch(let response):
+            return "The server answered \(response.statusCode)\(response.message.map { ": \($0)" } ?? ""), "
+                + "which for a request with an idempotency key means it already received a different request with that key."
         case .authenticationFailed(let cause):
             return "You were signed out and signing in again failed: \(cause.errorDescription ?? "\(cause)")"
         case .undecodable(let failure):
@@ -111,6 +167,8 @@ extension ServiceError: LocalizedError {
             return "A request this one depends on failed: \(cause.errorDescription ?? "\(cause)")"
         case .transport(let error):
             return "Something went wrong talking to the server (\(error.code.rawValue))."
+        case .underlying(let error):
+            return (error.error as? any LocalizedError)?.errorDescription ?? "\(error)"
         }
     }
 }

@@ -252,7 +252,7 @@ struct SchedulerState {
             return .refreshToken(authenticator, rejected: Self.bearerToken(of: call.request),
                                  attempt: call.attemptNumber + 1, request: call.request)
         }
-        if isOffline, case .failure(.noConnection) = outcome {
+        if isOffline, case .failure(let error) = outcome, error.isConnectivityFailure {
             // Offline with a monitor: wait in the line until the network returns; this is not an attempt.
             return .retry(after: 0, attempt: call.attemptNumber, request: call.request)
         }

@@ -36,3 +36,30 @@ public protocol RequestEventMonitor: Sendable {
     /// Called once for each event.
     func record(_ event: RequestEvent)
 }
+
+extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The event, the caller, and the request's method, host and path: no header, no body and
+    /// no query (which may carry a key), so that a log of events holds no secret.
+    public var description: String {
+        switch self {
+        case let .enqueued(id, priority, request): "enqueued \(id) \(priority) \(Self.line(of: request))"
+        case let .joined(id, priority, request): "joined \(id) \(priority) \(Self.line(of: request))"
+        case let .started(request, queuedFor): "started \(Self.line(of: request)) after \(queuedFor) s"
+        case let .retried(request, attempt, after, cause):
+            "retried \(Self.line(of: request)) as attempt \(attempt) after \(after) s, because of \(cause)"
+        case let .succeeded(id, priority, metrics): "succeeded \(id) \(priority) \(metrics.statusCode.map(String.init) ?? "")"
+        case let .failed(id, priority, error, _): "failed \(id) \(priority) \(error)"
+        case let .cancelled(id, priority): "cancelled \(id) \(priority)"
+        }
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    private static func line(of request: URLRequest) -> String {
+        let method = request.httpMethod ?? "GET"
+        guard let url = request.url else { return method }
+        let port = url.port.map { ":\($0)" } ?? ""
+        return "\(method) \(url.scheme ?? "")://\(url.host ?? "")\(port)\(url.path)"
+    }
+}

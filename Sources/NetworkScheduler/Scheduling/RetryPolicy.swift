@@ -82,10 +82,10 @@ public struct RetryPolicy: Sendable, Equatable {
                 guard let seconds = Self.retryAfter(header), seconds <= maxRetryAfter else { return nil }
                 retryAfter = seconds
             }
-        case .failure(.timedOut), .failure(.noConnection):
+        case .failure(.timedOut):
             break
-        case .failure:
-            return nil
+        case .failure(let error):
+            guard error.isConnectivityFailure else { return nil }
         }
         guard isSafeToRepeat(method: method, isKeyed: isKeyed) else { return nil }
         if let retryAfter { return retryAfter }
