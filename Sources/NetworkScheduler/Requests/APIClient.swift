@@ -86,7 +86,9 @@ public struct APIClient: Sendable {
         try RequestRecipe(defaults: defaults, resource: resource).prepare().urlRequest
     }
 
-    /// The general case: `path` absolute or relative to `base`, with anything that needs escaping.
+    /// The general case: `path` absolute or relative to `base`, with anything that needs
+    /// escaping. A relative path's dot segments are resolved below the base path (climbing
+    /// above it throws), and its escapes are kept as they are (`%2F` is not encoded again).
     static func componentsURL(base baseURL: URL, path: String, query: [URLQueryItem]) throws(ServiceError) -> URL {
         let isAbsolute = path.contains("://")
         guard var components = isAbsolute
@@ -95,8 +97,10 @@ public struct APIClient: Sendable {
         else {
             throw .invalidRequest(reason: "\"\(path)\" is not a valid URL")
         }
+        try HTTPSyntax.checkScheme(components.scheme)
         if !isAbsolute {
-            components.path = join(components.path, path)
+            let relative = try HTTPSyntax.resolvedPath(path.drop(while: { $0 == "/" }))
+            components.percentEncodedPath = join(components.percentEncodedPath, relative)
         }
         if !query.isEmpty {
             components.queryItems = (components.queryItems ?? []) + query
@@ -122,12 +126,13 @@ public struct APIClient: Sendable {
 
     /// The common case without `URLComponents` or even `URL`, which cost microseconds and
     /// hundreds of bytes on every request: a base checked by ``plainBase(of:)``, and a relative
-    /// path and query made only of characters that need no escaping, joined into a string that
-    /// `URL(string:)` accepts. Nil for anything else; the general path handles it.
+    /// path (without dot segments) and query made only of characters that need no escaping,
+    /// joined into a string that `URL(string:)` accepts. Nil for anything else; the general
+    /// path handles it.
     static func plainURL(plainBase: String, path: String, query: [URLQueryItem]) -> String? {
         guard isPlain(path, allowingSlash: true) else { return nil }
         let tail = path.drop(while: { $0 == "/" })
-        guard !tail.isEmpty else { return nil }
+        guard !tail.isEmpty, !HTTPSyntax.hasDotSegment(tail) else { return nil }
         var string = plainBase
         string += "/"
         string += tail

@@ -3,7 +3,9 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// The method's name, upper-cased.
     public let rawValue: String
 
-    /// A method by name; the name is upper-cased.
+    /// A method by name; the name is upper-cased. A name that is not an HTTP token (a space,
+    /// a line break) makes every request of that method fail with
+    /// ``ServiceError/invalidRequest(reason:)``.
     public init(rawValue: String) {
         self.rawValue = rawValue.uppercased()
     }
@@ -33,8 +35,9 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         [.get, .head, .put, .delete, .options].contains(self)
     }
 
-    /// Whether parameters travel in the query string rather than in a body.
-    var sendsParametersInQuery: Bool {
-        [.get, .head, .delete].contains(self)
+    /// Whether a request of this method may carry a body: any but GET and HEAD (RFC 9110
+    /// gives a body of theirs no meaning, and some servers reject it).
+    var allowsBody: Bool {
+        self != .get && self != .head
     }
 }

@@ -54,8 +54,12 @@ struct PreparedRequest: Sendable {
         storage = Storage(form: .built(request), host: request.url.flatMap(Self.hostKey(of:)) ?? "")
     }
 
-    /// A request a caller built, for the scheduler, which needs an absolute URL with a host.
+    /// A request a caller built, for the scheduler, which needs an absolute http(s) URL with
+    /// a host, and a method and headers that cannot add lines to the request.
     static func checked(_ request: URLRequest) throws(ServiceError) -> PreparedRequest {
+        try HTTPSyntax.checkScheme(request.url?.scheme)
+        try HTTPSyntax.checkMethod(request.httpMethod ?? "GET")
+        try HTTPSyntax.checkHeaders(request.allHTTPHeaderFields ?? [:])
         let prepared = PreparedRequest(request)
         guard !prepared.host.isEmpty else {
             throw .invalidRequest(reason: "\(request.url?.absoluteString ?? "a request without a URL") has no host")

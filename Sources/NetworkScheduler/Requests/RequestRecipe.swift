@@ -12,6 +12,9 @@ final class ClientDefaults: Sendable {
     let headers: HeaderFields
     let bearerToken: @Sendable () -> String?
     let timeout: TimeInterval
+    /// Why every request of the client fails, if its base URL or default headers are not
+    /// valid: checked once, here, not on every request.
+    let invalid: ServiceError?
 
     init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval) {
         self.baseURL = baseURL
@@ -20,6 +23,13 @@ final class ClientDefaults: Sendable {
         self.headers = HeaderFields(headers)
         self.bearerToken = bearerToken
         self.timeout = timeout
+        do throws(ServiceError) {
+            try HTTPSyntax.checkScheme(baseURL.scheme)
+            try HTTPSyntax.checkHeaders(headers)
+            invalid = nil
+        } catch {
+            invalid = error
+        }
     }
 }
 
@@ -46,24 +56,38 @@ struct RequestRecipe: Sendable {
     }
 
     /// The request as its parts, which the scheduler turns into a `URLRequest` only when it
-    /// starts; the bearer token is read now.
+    /// starts; the bearer token is read now. The client's token and default headers go only
+    /// to its own origin (a resource may name an absolute URL elsewhere, a CDN's); what the
+    /// caller, the client or the token provider gave is checked before it can reach the wire.
     func prepare() throws(ServiceError) -> PreparedRequest {
+        if let invalid = defaults.invalid { throw invalid }
+        try HTTPSyntax.checkMethod(method.rawValue)
         let (url, host) = try location()
+        let isOwnOrigin = host == defaults.baseHost
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
         // its spelling. The defaults are shared, not copied, unless a layer adds to them.
-        var headers = defaults.headers
-        if let token = defaults.bearerToken() {
+        var headers = isOwnOrigin ? defaults.headers : HeaderFields([:])
+        if isOwnOrigin, let token = defaults.bearerToken() {
+            guard HTTPSyntax.isFieldValue(token) else {
+                throw .invalidRequest(reason: "the bearer token has a control character, such as a line break")
+            }
             headers["Authorization"] = "Bearer \(token)"
         }
         var bodyData: Data?
         if let body {
-            guard !method.sendsParametersInQuery else {
+            guard method.allowsBody else {
                 throw .invalidRequest(reason: "a \(method.rawValue) request cannot carry a body")
             }
             bodyData = try body.makeData()
+            guard HTTPSyntax.isFieldValue(body.contentType) else {
+                throw .invalidRequest(reason: "the body's content type has a control character, such as a line break")
+            }
             headers["Content-Type"] = body.contentType
         }
-        headers.merge(self.headers)
+        if !self.headers.isEmpty {
+            try HTTPSyntax.checkHeaders(self.headers)
+            headers.merge(self.headers)
+        }
         let parts = PreparedRequest.Parts(method: method.rawValue, url: url, headers: headers, body: bodyData,
                                           timeout: timeout ?? defaults.timeout)
         return PreparedRequest(parts, host: host)
