@@ -82,11 +82,11 @@ import Testing
         #expect(await outcomes.wait(for: 2).count == 2)
     }
 
-    @Test func headersThatDoNotChangeMeaningStillShare() async {
+    @Test func tracingHeadersDoNotKeepRequestsFromSharing() async {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()
-        harness.api.send(Resource<User>(path: "me", headers: ["X-Trace": "1"]), completion: outcomes.completion("a"))
-        harness.api.send(Resource<User>(path: "me", headers: ["X-Trace": "2"]), completion: outcomes.completion("b"))
+        harness.api.send(Resource<User>(path: "me", headers: ["traceparent": "00-1-1-01"]), completion: outcomes.completion("a"))
+        harness.api.send(Resource<User>(path: "me", headers: ["traceparent": "00-2-2-01"]), completion: outcomes.completion("b"))
         await harness.transport.arrivals.wait(for: 1)
         harness.transport.release(with: .json(userJSON))
 

@@ -28,9 +28,14 @@ struct HeaderFields: Sendable {
 
     /// Whether two header names are equal but for the case of their ASCII letters, compared
     /// byte by byte without lowercasing (and so allocating) either.
-    private static func isSameName(_ lhs: String, _ rhs: String) -> Bool {
+    static func isSameName(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.count == rhs.utf8.count && zip(lhs.utf8, rhs.utf8).allSatisfy { left, right in
             left == right || (left ^ right == 0x20 && (left | 0x20) >= UInt8(ascii: "a") && (left | 0x20) <= UInt8(ascii: "z"))
         }
+    }
+
+    /// An ASCII letter in lower case; any other byte as it is.
+    static func foldedCase(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }

@@ -1,33 +1,41 @@
 import Foundation
 
 /// What makes two requests the same call: compared in full, never by a digest that could collide.
-/// ``PreparedRequest/key(_:)`` makes it.
+/// ``PreparedRequest/key(_:ignoring:)`` makes it.
+///
+/// Every header counts, whatever its spelling, except the few that never change the answer
+/// (``RequestScheduler/Configuration-swift.struct/headersIgnoredByDeduplication``): requests
+/// of two users differ in their `Authorization` or `Cookie`, and one in `Accept-Language`,
+/// `Range` or `If-None-Match` asks for another answer, so none of them share a call.
 ///
 /// A class, hashed once: a call keeps its key in one word, and the ``CallRegistry`` files the
 /// call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
-/// keeps the request's own strings, body and header dictionary (shared, not copied) and reads
-/// the meaningful headers from them.
+/// keeps the request's own strings, body and header dictionary (shared, not copied).
 final class RequestKey: Equatable, Sendable {
     private enum Identity: Sendable {
-        case request(method: String, url: String, body: Data?, headers: HeaderFields)
+        case request(method: String, url: String, body: Data?, headers: HeaderFields, ignoring: HeaderNames)
         case custom(String)
     }
-
-    /// The headers that change what a request means (the rest, such as User-Agent or tracing
-    /// ids, do not), whatever their spelling.
-    private static let meaningfulHeaders = ["authorization", "accept", "content-type", "idempotency-key"]
 
     private let identity: Identity
     /// Made once, from what the key compares.
     let hash: Int
 
-    init(method: String, url: String, body: Data?, headers: HeaderFields) {
-        identity = .request(method: method, url: url, body: body, headers: headers)
+    init(method: String, url: String, body: Data?, headers: HeaderFields, ignoring ignored: HeaderNames) {
+        identity = .request(method: method, url: url, body: body, headers: headers, ignoring: ignored)
         var hasher = Hasher()
         hasher.combine(method)
         hasher.combine(url)
         hasher.combine(body)
-        for name in Self.meaningfulHeaders { hasher.combine(headers[name]) }
+        // Summed, so that the order of a dictionary's headers does not matter.
+        var headersHash = 0
+        for (name, value) in headers.dictionary where !ignored.contains(name) {
+            var header = Hasher()
+            for byte in name.utf8 { header.combine(HeaderFields.foldedCase(byte)) }
+            header.combine(value)
+            headersHash &+= header.finalize()
+        }
+        hasher.combine(headersHash)
         hash = hasher.finalize()
     }
 
@@ -45,13 +53,37 @@ final class RequestKey: Equatable, Sendable {
         guard lhs !== rhs else { return true }
         guard lhs.hash == rhs.hash else { return false }
         switch (lhs.identity, rhs.identity) {
-        case let (.request(method, url, body, headers), .request(otherMethod, otherURL, otherBody, otherHeaders)):
+        case let (.request(method, url, body, headers, ignored), .request(otherMethod, otherURL, otherBody, otherHeaders, _)):
             return method == otherMethod && url == otherURL && body == otherBody
-                && meaningfulHeaders.allSatisfy { headers[$0] == otherHeaders[$0] }
+                && sameHeaders(headers, otherHeaders, ignoring: ignored)
         case let (.custom(key), .custom(otherKey)):
             return key == otherKey
         default:
             return false
         }
+    }
+
+    /// Whether both have the same headers, but for the ignored ones.
+    private static func sameHeaders(_ lhs: HeaderFields, _ rhs: HeaderFields, ignoring ignored: HeaderNames) -> Bool {
+        var counted = 0
+        for (name, value) in lhs.dictionary where !ignored.contains(name) {
+            guard rhs[name] == value else { return false }
+            counted += 1
+        }
+        return counted == rhs.dictionary.keys.count { !ignored.contains($0) }
+    }
+}
+
+/// A set of header names, matched whatever their case, filed by length so that a lookup
+/// compares a name with the few of its length only (and allocates nothing).
+final class HeaderNames: Sendable {
+    private let namesByLength: [Int: [String]]
+
+    init(_ names: some Sequence<String>) {
+        namesByLength = Dictionary(grouping: Set(names.map { $0.lowercased() }), by: \.utf8.count)
+    }
+
+    func contains(_ name: String) -> Bool {
+        namesByLength[name.utf8.count]?.contains { HeaderFields.isSameName($0, name) } ?? false
     }
 }

@@ -96,19 +96,20 @@ struct PreparedRequest: Sendable {
     }
 
     /// The key that makes identical requests one call, or nil when it must not be shared.
-    func key(_ deduplication: Deduplication) -> RequestKey? {
+    /// Every header counts but the `ignored` ones.
+    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames) -> RequestKey? {
         switch (deduplication, form) {
         case (.disabled, _):
             return nil
         case (.key(let key), _):
             return RequestKey(custom: key)
         case (.automatic, .parts(let parts)):
-            return RequestKey(method: parts.method, url: parts.url, body: parts.body, headers: parts.headers)
+            return RequestKey(method: parts.method, url: parts.url, body: parts.body, headers: parts.headers, ignoring: ignored)
         case (.automatic, .built(let request)):
             // A streamed body cannot be compared, so such a request is never shared.
             guard let url = request.url, request.httpBodyStream == nil else { return nil }
             return RequestKey(method: request.httpMethod ?? "GET", url: url.absoluteString, body: request.httpBody,
-                              headers: HeaderFields(request.allHTTPHeaderFields ?? [:]))
+                              headers: HeaderFields(request.allHTTPHeaderFields ?? [:]), ignoring: ignored)
         }
     }
 

@@ -39,6 +39,21 @@ extension RequestScheduler {
         /// Tells whether the network is reachable; with one, requests wait while offline
         /// instead of failing. None by default.
         public var connectivityMonitor: (any ConnectivityMonitor)?
+        /// The headers that do not keep two requests from sharing one call, whatever their
+        /// case: ``defaultHeadersIgnoredByDeduplication`` unless you change it. Every other
+        /// header counts, so requests of different users (`Authorization`, `Cookie`,
+        /// `X-Api-Key`) or asking for different answers (`Accept-Language`, `Range`,
+        /// `If-None-Match`) never share a call. Add a header only if it never changes the
+        /// answer nor who asks.
+        public var headersIgnoredByDeduplication: Set<String> = Configuration.defaultHeadersIgnoredByDeduplication
+
+        /// Tracing, request-ID and user-agent headers: they differ between identical requests
+        /// and never change the answer.
+        public static let defaultHeadersIgnoredByDeduplication: Set<String> = [
+            "User-Agent", "traceparent", "tracestate", "baggage", "X-Request-ID", "X-Correlation-ID",
+            "Request-Id", "b3", "X-B3-TraceId", "X-B3-SpanId", "X-B3-ParentSpanId", "X-B3-Sampled",
+            "X-B3-Flags", "X-Amzn-Trace-Id", "X-Cloud-Trace-Context", "sentry-trace",
+        ]
 
         /// A configuration; every parameter has the default described on its property.
         public init(

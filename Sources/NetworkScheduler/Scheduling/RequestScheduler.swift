@@ -27,6 +27,8 @@ public final class RequestScheduler: Sendable {
     /// The most network calls it runs at once to one host.
     public let maximumConcurrentRequestsPerHost: Int
 
+    /// ``Configuration-swift.struct/headersIgnoredByDeduplication``, matched whatever their case.
+    let headersIgnoredByDeduplication: HeaderNames
     let state: Locked<SchedulerState>
     /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``.
     let callbacks: CallbackQueue
@@ -38,6 +40,7 @@ public final class RequestScheduler: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         callbacks = CallbackQueue(configuration.callbackQueue)
+        headersIgnoredByDeduplication = HeaderNames(configuration.headersIgnoredByDeduplication)
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
         maximumConcurrentRequestsPerHost = min(
             max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
@@ -207,7 +210,7 @@ public final class RequestScheduler: Sendable {
             return
         }
         // Read before taking the lock, which every request and every completion takes.
-        let key = request.key(handle.submission.deduplication)
+        let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication)
         let needsIdempotencyKey = handle.submission.sendsIdempotencyKey && request.header("idempotency-key") == nil
         let now = DispatchTime.now().uptimeNanoseconds
         let attachment = state.withLock { state in

@@ -1,0 +1,71 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+
+/// Requests of different users, or asking for different answers, never share a call; only
+/// headers that never change the answer (tracing, request IDs, User-Agent) are left out.
+@Suite struct DeduplicationKeyTests {
+    /// How many network calls two held requests with these headers make.
+    private func networkCalls(
+        _ first: [String: String],
+        _ second: [String: String],
+        configure: (inout RequestScheduler.Configuration) -> Void = { _ in }
+    ) async -> Int {
+        let transport = StubTransport { _ in .hold }
+        var configuration = RequestScheduler.Configuration(transport: transport, retryPolicy: .never)
+        configure(&configuration)
+        let scheduler = RequestScheduler(configuration: configuration)
+        let api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler)
+        let outcomes = Outcomes<User>()
+        api.send(Resource<User>(path: "me", headers: first), completion: outcomes.completion("first"))
+        api.send(Resource<User>(path: "me", headers: second), completion: outcomes.completion("second"))
+        await transport.arrivals.wait(for: 1)
+        // Both callers are in by now: the second joined, or its own call is on the wire too.
+        let calls = transport.arrivals.count
+        transport.release(with: .json(userJSON))
+        if calls == 2 {
+            await transport.arrivals.wait(for: 2)
+            transport.release(with: .json(userJSON))
+        }
+        _ = await outcomes.wait(for: 2)
+        return transport.arrivals.count
+    }
+
+    @Test(arguments: [
+        "Cookie", "X-Api-Key", "Accept-Language", "Range", "If-None-Match", "Authorization", "X-Tenant",
+    ])
+    func requestsThatDifferInAHeaderThatMattersDoNotShare(header: String) async {
+        #expect(await networkCalls([header: "user-a"], [header: "user-b"]) == 2)
+        #expect(await networkCalls([header: "user-a"], [:]) == 2)
+    }
+
+    @Test(arguments: ["User-Agent", "traceparent", "X-Request-ID", "x-b3-traceid"])
+    func requestsThatDifferOnlyInATracingHeaderShare(header: String) async {
+        #expect(await networkCalls([header: "one"], [header: "two"]) == 1)
+    }
+
+    @Test func aHeaderSpeltInAnotherCaseIsTheSameHeader() async {
+        #expect(await networkCalls(["x-api-key": "a"], ["X-API-KEY": "a"]) == 1)
+    }
+
+    @Test func aUserMayLeaveOutAHeaderOfTheirOwn() async {
+        let calls = await networkCalls(["X-Debug-Session": "1"], ["X-Debug-Session": "2"]) {
+            $0.headersIgnoredByDeduplication.insert("x-debug-session")
+        }
+        #expect(calls == 1)
+    }
+
+    @Test func keysCompareTheWholeHeaderSetWhateverItsOrder() {
+        let ignored = HeaderNames(RequestScheduler.Configuration.defaultHeadersIgnoredByDeduplication)
+        func key(_ headers: [String: String]) -> RequestKey {
+            RequestKey(method: "GET", url: "https://api.test/me", body: nil, headers: HeaderFields(headers), ignoring: ignored)
+        }
+        #expect(key(["A": "1", "B": "2", "User-Agent": "x"]) == key(["b": "2", "a": "1"]))
+        #expect(key(["A": "1", "B": "2"]) != key(["A": "1"]))
+        #expect(key(["A": "1"]) != key(["A": "1", "B": "2"]))
+        #expect(key(["A": "1", "B": "2"]) != key(["A": "1", "B": "3"]))
+    }
+}
