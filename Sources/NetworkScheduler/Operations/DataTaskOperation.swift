@@ -6,8 +6,10 @@ import FoundationNetworking
 
 /// One network call: an asynchronous operation wrapping one transport task.
 ///
-/// It reports its outcome exactly once, then finishes: the response, the transport error, or
-/// `.cancelled`. Cancelled before it starts, it never touches the network.
+/// It reports its outcome exactly once, then finishes: the response, the transport error,
+/// `.cancelled`, or `.timedOut` when its task outlives the request's `timeoutInterval`, counted
+/// from the start of the task to its end whatever the server or the transport does meanwhile
+/// (the task is then cancelled). Cancelled before it starts, it never touches the network.
 ///
 /// ```swift
 /// let operation = DataTaskOperation(request: urlRequest, transport: URLSessionTransport()) { result, timing in
@@ -44,13 +46,15 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         /// Cancelled before its task was stored: the task is cancelled as soon as it is.
         case cancelled(started: UInt64?)
         case completed
+        /// Ended by its deadline: its task is cancelled, as soon as it is stored if need be.
+        case timedOut
 
         /// Moves an idle operation to starting; a cancelled one keeps its cancellation.
         func starting(at uptime: UInt64) -> TaskState {
             switch self {
             case .idle: .starting(uptime)
             case .cancelled: .cancelled(started: uptime)
-            case .starting, .running, .completed: self
+            case .starting, .running, .completed, .timedOut: self
             }
         }
 
@@ -58,7 +62,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             switch self {
             case .starting(let started), .running(_, let started): started
             case .cancelled(let started): started
-            case .idle, .completed: nil
+            case .idle, .completed, .timedOut: nil
             }
         }
     }
@@ -70,6 +74,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let transport: any HTTPTransport
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
+    private let deadlines: AttemptDeadlines
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
 
@@ -91,11 +96,13 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     init(
         request: PreparedRequest,
         transport: any HTTPTransport,
+        deadlines: AttemptDeadlines = .shared,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         onCompletion: @escaping Completion
     ) {
         prepared = request
         self.transport = transport
+        self.deadlines = deadlines
         self.onStart = onStart
         self.onCompletion = onCompletion
         super.init()
@@ -110,6 +117,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         onStart?(request, seconds(from: created, to: started))
         withStateLock { task = task.starting(at: started) }
+        // Watched before the task starts, so that an answer that comes at once finds it watched.
+        deadlines.watch(self, until: Self.deadline(after: started, timeout: request.timeoutInterval))
         // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: request) { [self] result in
             complete(result.mapError(ServiceError.init))
@@ -119,13 +128,31 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             case .starting(let started):
                 task = .running(newTask, started: started)
                 return false
-            case .cancelled:
+            case .cancelled, .timedOut:
                 return true
             case .idle, .running, .completed:
                 return false
             }
         }
         if cancelledMeanwhile { newTask.cancel() }
+    }
+
+    /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a
+    /// longer one is capped there.
+    private static func deadline(after start: UInt64, timeout: TimeInterval) -> UInt64 {
+        let day: TimeInterval = 86_400
+        let seconds = timeout > 0 ? min(timeout, day) : day
+        return start + UInt64(seconds * 1_000_000_000)
+    }
+
+    /// Ends the attempt as timed out and cancels its task: its deadline passed.
+    func expire() {
+        let running: (any TransportTask)? = withStateLock {
+            if case .running(let transportTask, _) = task { return transportTask }
+            return nil
+        }
+        guard end(with: .failure(.timedOut), in: .timedOut) else { return }
+        running?.cancel()
     }
 
     override public func didSkipExecution() {
@@ -144,7 +171,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             case .starting(let started):
                 task = .cancelled(started: started)
                 return nil
-            case .cancelled, .completed:
+            case .cancelled, .completed, .timedOut:
                 return nil
             }
         }
@@ -152,15 +179,27 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     private func complete(_ result: Result<TransportResponse, ServiceError>) {
+        end(with: result, in: .completed)
+    }
+
+    /// Reports `result` and finishes, unless the operation has ended already; `final` is the
+    /// state it ends in. Returns whether this was its end.
+    @discardableResult
+    private func end(with result: Result<TransportResponse, ServiceError>, in final: TaskState) -> Bool {
         let ending = withStateLock { () -> (isFirst: Bool, started: UInt64?) in
-            if case .completed = task { return (false, nil) }
-            defer { task = .completed }
-            return (true, task.started)
+            switch task {
+            case .completed, .timedOut:
+                return (false, nil)
+            case .idle, .starting, .running, .cancelled:
+                defer { task = final }
+                return (true, task.started)
+            }
         }
-        guard ending.isFirst else { return }
-        let started = ending.started
-        onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
+        guard ending.isFirst else { return false }
+        deadlines.forget(self)
+        onCompletion(result, Timing(created: created, started: ending.started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
+        return true
     }
 }
 

@@ -30,7 +30,9 @@ public struct Resource<Model: Sendable>: Sendable {
     public var body: RequestBody?
     /// The statuses that count as success; any other becomes ``ServiceError/server(_:)``.
     public var acceptableStatusCodes: Range<Int>
-    /// How long to wait for the server once the request is on the wire; nil uses the client's.
+    /// The most seconds an attempt may take on the wire, from its start to its last byte,
+    /// whatever the server sends meanwhile; nil uses the client's. The scheduler ends an attempt
+    /// that outlives it with ``ServiceError/timedOut`` and cancels its task.
     public var timeout: TimeInterval?
     /// Whether identical requests in flight share one network call.
     public var deduplication: Deduplication

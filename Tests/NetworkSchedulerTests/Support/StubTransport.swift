@@ -13,9 +13,16 @@ enum StubReply: Sendable {
     case fail(URLError)
     /// Holds the request until the test releases it: a gate.
     case hold
+    /// Never calls back, not even when cancelled: a transport stuck for good.
+    case never
 }
 
 extension StubReply {
+    var isNever: Bool {
+        if case .never = self { return true }
+        return false
+    }
+
     static func json(_ text: String, status: Int = 200) -> StubReply {
         .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "application/json"])
     }
@@ -62,19 +69,19 @@ final class StubTransport: HTTPTransport {
         for request: URLRequest,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        let task = StubTask(request: request, transport: self, completion: completion)
+        let reply = reply(request)
+        let task = StubTask(request: request, transport: self, answersCancellation: !reply.isNever, completion: completion)
         state.withLock { state in
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
         }
-        let reply = reply(request)
         if case .hold = reply {
             state.withLock { $0.held.append(Held(task: task, request: request)) }
         }
         // Announced once held, so that a test that releases what arrived always finds it.
         arrivals.append(Arrival(request: request))
         switch reply {
-        case .hold:
+        case .hold, .never:
             break
         case let .respond(status, body, headers):
             DispatchQueue.global().async { task.finish(.success(Self.response(to: request, status: status, body: body, headers: headers))) }
@@ -98,7 +105,7 @@ final class StubTransport: HTTPTransport {
             held.task.finish(.success(Self.response(to: held.request, status: status, body: body, headers: headers)))
         case .fail(let error):
             held.task.finish(.failure(error))
-        case .hold:
+        case .hold, .never:
             state.withLock { $0.held.append(held) }
         }
         return true
@@ -122,18 +129,21 @@ final class StubTransport: HTTPTransport {
 final class StubTask: TransportTask {
     let request: URLRequest
     private let transport: StubTransport
+    private let answersCancellation: Bool
     private let completion: Locked<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
 
-    init(request: URLRequest, transport: StubTransport,
+    init(request: URLRequest, transport: StubTransport, answersCancellation: Bool = true,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.request = request
         self.transport = transport
+        self.answersCancellation = answersCancellation
         self.completion = Locked(completion)
     }
 
     func cancel() {
         guard let completion = takeCompletion() else { return }
         transport.taskEnded(self, cancelled: true)
+        guard answersCancellation else { return }
         DispatchQueue.global().async { completion(.failure(URLError(.cancelled))) }
     }
 

@@ -40,7 +40,7 @@ final class StubURLProtocol: URLProtocol {
             client?.urlProtocolDidFinishLoading(self)
         case .fail(let error):
             client?.urlProtocol(self, didFailWithError: error)
-        case .hold:
+        case .hold, .never:
             break // answered by cancellation: URLSession calls stopLoading
         }
     }
