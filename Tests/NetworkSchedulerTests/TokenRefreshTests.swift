@@ -91,4 +91,51 @@ import Testing
         #expect(refreshes.count == 1)
         #expect(harness.transport.arrivals.count == 3)
     }
+
+    @Test func aRefreshThatNeverReturnsFailsEveryoneAtItsDeadline() async {
+        let refreshes = Counter()
+        let authenticator = TokenAuthenticator(token: "stale", timeout: 0.3) { _ in
+            _ = refreshes.next()
+            try await Task.sleep(for: .seconds(3_600)) // stuck, as far as anyone can tell
+            return "never"
+        }
+        let harness = Harness(authenticator: authenticator, reply: Self.acceptingOnlyFresh)
+        let outcomes = Outcomes<User>()
+        for index in 0..<5 {
+            harness.api.send(Resource<User>(path: "users/\(index)"), completion: outcomes.completion("\(index)"))
+        }
+
+        let results = await outcomes.wait(for: 5)
+        #expect(results.values.allSatisfy { $0.failure == .authenticationFailed(cause: .timedOut) })
+
+        // A request rejected later with the same token fails at once, without a second refresh.
+        let late = await #expect(throws: ServiceError.self) { try await harness.api.value(for: Resource<User>(path: "late")) }
+        #expect(late == .authenticationFailed(cause: .timedOut))
+        #expect(refreshes.count == 1)
+    }
+
+    @Test func aFailingRefreshRunsOnceForAWholeWaveOfRejections() async throws {
+        // Before, requests rejected after the refresh had failed each started another: 24 to
+        // 34 refreshes for a wave of 200.
+        struct SignedOut: Error {}
+        let refreshes = Counter()
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            _ = refreshes.next()
+            throw SignedOut()
+        }
+        let harness = Harness(authenticator: authenticator, reply: Self.acceptingOnlyFresh)
+        let outcomes = Outcomes<User>()
+        for index in 0..<200 {
+            harness.api.send(Resource<User>(path: "users/\(index)"), completion: outcomes.completion("\(index)"))
+        }
+
+        let results = await outcomes.wait(for: 200)
+        let expected = ServiceError.authenticationFailed(cause: .underlying(UnderlyingError(SignedOut())))
+        #expect(results.values.allSatisfy { $0.failure == expected })
+        #expect(refreshes.count == 1)
+
+        // Once the app signs in again, the token is used and a later rejection refreshes anew.
+        authenticator.token = "fresh"
+        #expect(try await harness.api.value(for: Resource<User>(path: "me")).id == 1)
+    }
 }

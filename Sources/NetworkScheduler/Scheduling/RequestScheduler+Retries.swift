@@ -35,11 +35,11 @@ extension RequestScheduler {
         case let .refreshToken(authenticator, rejected, attempt, request):
             record(.retried(request.urlRequest, attempt: attempt, after: 0, cause: Self.cause(of: outcome)))
             Task { [weak self] in
-                do {
+                do throws(ServiceError) {
                     _ = try await authenticator.token(replacing: rejected)
                     self?.replayWithNewToken(call)
                 } catch {
-                    self?.failCall(call, with: .authenticationFailed(cause: ServiceError(error)))
+                    self?.failCall(call, with: .authenticationFailed(cause: error))
                 }
             }
         }
