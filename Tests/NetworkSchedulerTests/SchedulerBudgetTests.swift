@@ -102,20 +102,20 @@ import Testing
     @Test func theDefaultBudgetIsTheSessionsConnectionLimit() {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 3
-        let session = URLSession(configuration: configuration)
-        let scheduler = RequestScheduler(configuration: .init(transport: URLSessionTransport(session: session)))
+        let transport = URLSessionTransport(configuration: configuration)
+        let scheduler = RequestScheduler(configuration: .init(transport: transport))
         #expect(scheduler.maximumConcurrentRequestsPerHost == 3)
-        session.invalidateAndCancel()
+        transport.invalidate()
     }
 
     #if canImport(FoundationNetworking)
     @Test func onLinuxTheDefaultBudgetIsWhatLibcurlKeepsConnectionsFor() {
         // A session allows 6 by default; libcurl would close and reopen connections beyond 4.
-        let session = URLSession(configuration: .ephemeral)
-        let scheduler = RequestScheduler(configuration: .init(transport: URLSessionTransport(session: session)))
-        #expect(session.configuration.httpMaximumConnectionsPerHost == 6)
+        let transport = URLSessionTransport()
+        let scheduler = RequestScheduler(configuration: .init(transport: transport))
+        #expect(transport.session.configuration.httpMaximumConnectionsPerHost == 6)
         #expect(scheduler.maximumConcurrentRequestsPerHost == 4)
-        session.invalidateAndCancel()
+        transport.invalidate()
     }
     #endif
 }

@@ -7,15 +7,15 @@ import Testing
 
 /// The default transport, through the real URLSession stack with a URLProtocol stub.
 @Suite struct URLSessionTransportTests {
-    private func client(host: String, handler: @escaping StubURLProtocol.Handler) -> (APIClient, URLSession) {
-        let session = StubURLProtocol.session(host: host, handler: handler)
-        let scheduler = RequestScheduler(configuration: .init(transport: URLSessionTransport(session: session)))
-        return (APIClient(baseURL: URL(string: "https://\(host)/v1")!, scheduler: scheduler), session)
+    private func client(host: String, handler: @escaping StubURLProtocol.Handler) -> (APIClient, URLSessionTransport) {
+        let transport = StubURLProtocol.transport(host: host, handler: handler)
+        let scheduler = RequestScheduler(configuration: .init(transport: transport))
+        return (APIClient(baseURL: URL(string: "https://\(host)/v1")!, scheduler: scheduler), transport)
     }
 
     @Test func aGetIsDecodedFromTheSessionsResponse() async throws {
-        let (api, session) = client(host: "get.urlsession.test") { _, _ in .json(userJSON) }
-        defer { session.invalidateAndCancel() }
+        let (api, transport) = client(host: "get.urlsession.test") { _, _ in .json(userJSON) }
+        defer { transport.invalidate() }
         let response = try await api.response(for: Resource<User>(path: "users/1"))
         #expect(response.value.name == "Ada")
         #expect(response.statusCode == 200)
@@ -24,18 +24,18 @@ import Testing
 
     @Test func aPostsBodyReachesTheServer() async throws {
         let received = EventLog<Data>()
-        let (api, session) = client(host: "post.urlsession.test") { _, body in
+        let (api, transport) = client(host: "post.urlsession.test") { _, body in
             received.append(body ?? Data())
             return .json(userJSON, status: 201)
         }
-        defer { session.invalidateAndCancel() }
+        defer { transport.invalidate() }
         _ = try await api.value(for: Resource<User>(.post, path: "posts", body: .json(NewPost(text: "hello"))))
         #expect(received.elements == [Data(#"{"text":"hello"}"#.utf8)])
     }
 
     @Test func aServerErrorComesBackTyped() async {
-        let (api, session) = client(host: "error.urlsession.test") { _, _ in .json(#"{"message": "no such user"}"#, status: 404) }
-        defer { session.invalidateAndCancel() }
+        let (api, transport) = client(host: "error.urlsession.test") { _, _ in .json(#"{"message": "no such user"}"#, status: 404) }
+        defer { transport.invalidate() }
         await #expect(throws: ServiceError.server(ServerErrorResponse(
             statusCode: 404, message: "no such user", body: Data(#"{"message": "no such user"}"#.utf8),
             headers: ["content-type": "application/json"]))) {
@@ -44,8 +44,8 @@ import Testing
     }
 
     @Test func aRefusedConnectionIsCannotConnect() async {
-        let (api, session) = client(host: "refused.urlsession.test") { _, _ in .fail(URLError(.cannotConnectToHost)) }
-        defer { session.invalidateAndCancel() }
+        let (api, transport) = client(host: "refused.urlsession.test") { _, _ in .fail(URLError(.cannotConnectToHost)) }
+        defer { transport.invalidate() }
         await #expect {
             try await api.value(for: Resource<User>(path: "users/1"))
         } throws: { error in
@@ -56,11 +56,11 @@ import Testing
 
     @Test func cancellingARunningRequestCancelsTheSessionTask() async {
         let arrived = EventLog<Void>()
-        let (api, session) = client(host: "cancel.urlsession.test") { _, _ in
+        let (api, transport) = client(host: "cancel.urlsession.test") { _, _ in
             arrived.append(())
             return .hold
         }
-        defer { session.invalidateAndCancel() }
+        defer { transport.invalidate() }
         let task = Task { try await api.value(for: Resource<User>(path: "slow")) }
         await arrived.wait(for: 1)
 
@@ -81,30 +81,42 @@ import Testing
     }
 
     #if canImport(FoundationNetworking)
-    @Test func onLinuxATransportNeverSendsThroughASessionWithACache() async throws {
-        let cached = StubURLProtocol.session(host: "cache.urlsession.test", cached: true) { _, _ in .json(userJSON) }
-        let uncached = StubURLProtocol.session(host: "cache.urlsession.test") { _, _ in .json(userJSON) }
-        defer { cached.invalidateAndCancel(); uncached.invalidateAndCancel() }
+    @Test func onLinuxATransportsSessionHasNoCache() async throws {
+        let cached = StubURLProtocol.configuration(host: "cache.urlsession.test", cached: true) { _, _ in .json(userJSON) }
+        let transport = URLSessionTransport(configuration: cached)
+        defer { transport.invalidate() }
+        #expect(cached.urlCache != nil && transport.session.configuration.urlCache == nil)
+        let defaultTransport = URLSessionTransport()
+        #expect(defaultTransport.session.configuration.urlCache == nil)
 
-        let replaced = URLSessionTransport(session: cached).session
-        #expect(replaced !== cached && replaced.configuration.urlCache == nil)
-        #expect(URLSessionTransport(session: uncached).session === uncached)
-        #expect(URLSessionTransport().session.configuration.urlCache == nil)
-
-        // The copy keeps the rest of the configuration: here, the stub that answers.
-        defer { replaced.invalidateAndCancel() }
-        let scheduler = RequestScheduler(configuration: .init(transport: URLSessionTransport(session: replaced)))
+        // It keeps the rest of the configuration: here, the stub that answers.
+        let scheduler = RequestScheduler(configuration: .init(transport: transport))
         let api = APIClient(baseURL: URL(string: "https://cache.urlsession.test")!, scheduler: scheduler)
         #expect(try await api.value(for: Resource<User>(path: "users/1")).name == "Ada")
+    }
+
+    @Test func aBodyPastTheLimitStopsTheReadAndFailsAsTooLarge() async throws {
+        let big = Data(repeating: UInt8(ascii: "a"), count: 64 * 1_024)
+        let (api, transport) = client(host: "large.urlsession.test") { _, _ in .respond(body: big) }
+        defer { transport.invalidate() }
+        await #expect(throws: ServiceError.responseTooLarge(limit: 1_024)) {
+            try await api.value(for: Resource<Data>(path: "big", decoding: .data).limitingResponses(to: 1_024))
+        }
+        #expect(try await api.value(for: Resource<Data>(path: "big", decoding: .data)).count == big.count)
+    }
+
+    @Test func aTransportThatIgnoresTheLimitIsCheckedByTheOperation() async {
+        let harness = Harness { _ in .respond(body: Data(count: 2_048)) }
+        await #expect(throws: ServiceError.responseTooLarge(limit: 1_024)) {
+            try await harness.api.value(for: Resource<Data>(path: "big", decoding: .data).limitingResponses(to: 1_024))
+        }
     }
 
     /// FoundationNetworking traps when a task is cancelled during its cache lookup; 200 tasks
     /// cancelled as they start did it every time through a session with a cache.
     @Test func tasksCancelledAsTheyStartEndWithoutTrapping() async {
-        let session = StubURLProtocol.session(host: "race.urlsession.test", cached: true) { _, _ in .json(userJSON) }
-        defer { session.invalidateAndCancel() }
-        let transport = URLSessionTransport(session: session)
-        defer { transport.session.invalidateAndCancel() }
+        let transport = StubURLProtocol.transport(host: "race.urlsession.test", cached: true) { _, _ in .json(userJSON) }
+        defer { transport.invalidate() }
         let endings = EventLog<Bool>()
         for index in 0..<200 {
             let task = transport.startTask(for: URLRequest(url: URL(string: "https://race.urlsession.test/\(index)")!)) { result in

@@ -52,6 +52,7 @@ final class StubTransport: HTTPTransport {
 
     func startTask(
         for request: URLRequest,
+        policy: TransportPolicy,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let (number, isHeld) = state.withLock { state in

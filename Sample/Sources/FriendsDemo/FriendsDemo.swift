@@ -44,12 +44,10 @@ struct FriendsDemo: AsyncParsableCommand {
         }
 
         let metrics = MetricsCollector()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil // a REST client's session: see URLSessionTransport
-        let session = URLSession(configuration: configuration)
+        let transport = URLSessionTransport()
         // A budget of two calls per host, so that the queue (and its priorities) can be seen.
         let api = SocialAPI(baseURL: url, configuration: .init(
-            transport: URLSessionTransport(session: session),
+            transport: transport,
             maximumConcurrentRequestsPerHost: 2,
             eventMonitors: [metrics]
         ))
@@ -62,7 +60,7 @@ struct FriendsDemo: AsyncParsableCommand {
 
         narrator.show("\nWhat the scheduler did (MetricsCollector):")
         narrator.show(MetricsTable.render(metrics.snapshot))
-        session.invalidateAndCancel()
+        transport.invalidate()
         await server?.stop()
 
         let failed = narrator.failed

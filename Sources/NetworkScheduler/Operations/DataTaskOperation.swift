@@ -72,6 +72,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Built into a `URLRequest` when the operation starts, not while it waits.
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
+    private let policy: TransportPolicy
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
     private let deadlines: AttemptDeadlines
@@ -82,26 +83,30 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     seconds the operation waited since it was created.
     ///   - onCompletion: called exactly once with the outcome, before the operation finishes.
+    ///   - policy: the redirects to follow and the response size limit.
     public convenience init(
         request: URLRequest,
         transport: any HTTPTransport,
+        policy: TransportPolicy = TransportPolicy(),
         onStart: @escaping @Sendable (_ queuedFor: TimeInterval) -> Void = { _ in },
         onCompletion: @escaping Completion
     ) {
-        self.init(request: PreparedRequest(request), transport: transport, onStart: { _, queuedFor in onStart(queuedFor) },
-                  onCompletion: onCompletion)
+        self.init(request: PreparedRequest(request), transport: transport, policy: policy,
+                  onStart: { _, queuedFor in onStart(queuedFor) }, onCompletion: onCompletion)
     }
 
     /// An operation for a prepared request; `onStart`, if any, gets the `URLRequest` it sends.
     init(
         request: PreparedRequest,
         transport: any HTTPTransport,
+        policy: TransportPolicy = TransportPolicy(),
         deadlines: AttemptDeadlines = .shared,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         onCompletion: @escaping Completion
     ) {
         prepared = request
         self.transport = transport
+        self.policy = policy
         self.deadlines = deadlines
         self.onStart = onStart
         self.onCompletion = onCompletion
@@ -120,8 +125,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         // Watched before the task starts, so that an answer that comes at once finds it watched.
         deadlines.watch(self, until: Self.deadline(after: started, timeout: request.timeoutInterval))
         // Capturing only `self` makes the closure without an allocation of its own.
-        let newTask = transport.startTask(for: request) { [self] result in
-            complete(result.mapError(ServiceError.init))
+        let newTask = transport.startTask(for: request, policy: policy) { [self] result in
+            complete(checked(result))
         }
         let cancelledMeanwhile = withStateLock { () -> Bool in
             switch task {
@@ -176,6 +181,19 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             }
         }
         running?.cancel()
+    }
+
+    /// The transport's result as the caller sees it, with the size limit enforced even by a
+    /// transport that does not.
+    private func checked(_ result: Result<TransportResponse, any Error>) -> Result<TransportResponse, ServiceError> {
+        switch result {
+        case .success(let payload) where payload.data.count > policy.maximumResponseSize:
+            .failure(.responseTooLarge(limit: policy.maximumResponseSize))
+        case .success(let payload):
+            .success(payload)
+        case .failure(let error):
+            .failure(ServiceError(error))
+        }
     }
 
     private func complete(_ result: Result<TransportResponse, ServiceError>) {

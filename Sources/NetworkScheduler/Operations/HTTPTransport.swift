@@ -30,36 +30,60 @@ public protocol HTTPTransport: Sendable {
     /// more, because a task resumed beyond it waits inside the transport in no useful order.
     var maximumConnectionsPerHost: Int { get }
 
-    /// Starts sending `request` and calls `completion` exactly once, on any thread.
+    /// Starts sending `request` under `policy` (its redirects and its response size limit), and
+    /// calls `completion` exactly once, on any thread. The scheduler does not rely on that
+    /// call to end the attempt: it ends it itself at its deadline.
     func startTask(
         for request: URLRequest,
+        policy: TransportPolicy,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask
 }
 
-/// The default transport: a `URLSession` data task per request.
+/// The default transport: a `URLSession` data task per request, through a session of its own
+/// whose delegate enforces each request's ``TransportPolicy``.
 ///
-/// On Linux it never sends through a session with a `URLCache`. FoundationNetworking looks a
-/// task up in the cache on another queue before it starts loading, and a task cancelled in that
-/// window reports its failure after it has left the session's registry, which traps the process
-/// ("Trying to access a behaviour for a task that in not in the registry"): 200 tasks cancelled
-/// as they start were enough, every time. The scheduler cancels a running task whenever its
-/// last caller leaves, so a session with a cache (`.default` and `.ephemeral` both have one
-/// there) is replaced by one with the same configuration, delegate and delegate queue, without
-/// the cache. Pass a session whose `urlCache` is nil to have it used as it is (and to be the
-/// one that invalidates it: the transport has no end of life to invalidate a copy).
-public struct URLSessionTransport: HTTPTransport {
-    /// The session that runs the tasks: the one given, or on Linux its copy without a cache.
+/// - Redirects follow the policy; one to another origin drops the credentials and the headers
+///   the client added for its own server (FoundationNetworking copies every header).
+/// - The body is counted as it arrives, decompressed, and reading stops past the limit (a gzip
+///   bomb of 1 MB on the wire would otherwise be inflated whole in memory).
+/// - A challenge for HTTP authentication (a 401 with `WWW-Authenticate: Basic`) is declined,
+///   so the 401 comes back as the answer: FoundationNetworking otherwise waits forever for a
+///   credential (swift-corelibs-foundation issue 5456).
+///
+/// On Linux its session has no `URLCache`: FoundationNetworking looks a task up in the cache on
+/// another queue before it starts loading, and a task cancelled in that window traps the
+/// process ("Trying to access a behaviour for a task that in not in the registry"), and the
+/// scheduler cancels a running task whenever its last caller leaves.
+public final class URLSessionTransport: HTTPTransport {
+    /// The session that runs the tasks: made by the transport, with its delegate.
     public let session: URLSession
+    private let delegate: TransportSessionDelegate
 
-    /// A transport over `session`; the shared session by default (on Linux, a shared one
-    /// without a cache).
-    public init(session: URLSession = .shared) {
+    /// A transport over a session of its own with `configuration` (a copy; on Linux without
+    /// its `URLCache`).
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        let copy = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         #if canImport(FoundationNetworking)
-        self.session = session === URLSession.shared ? Self.sharedWithoutCache : Self.withoutCache(session)
-        #else
-        self.session = session
+        copy.urlCache = nil
         #endif
+        delegate = TransportSessionDelegate()
+        session = URLSession(configuration: copy, delegate: delegate, delegateQueue: nil)
+    }
+
+    /// A transport over a session like `session`: its configuration, with the transport's own
+    /// delegate (which the policy needs). `session` itself sends nothing.
+    public convenience init(session: URLSession) {
+        self.init(configuration: session.configuration)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Cancels the tasks in flight and releases the session: for a transport you are done with.
+    public func invalidate() {
+        session.invalidateAndCancel()
     }
 
     /// The session's `httpMaximumConnectionsPerHost`; on Linux, at most 4.
@@ -84,36 +108,17 @@ public struct URLSessionTransport: HTTPTransport {
     /// Creates and resumes a data task for `request`.
     public func startTask(
         for request: URLRequest,
+        policy: TransportPolicy = TransportPolicy(),
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        let task = session.dataTask(with: Self.prepared(request)) { data, response, error in
-            if let error {
-                completion(.failure(error))
-            } else if let response = response as? HTTPURLResponse {
-                completion(.success(TransportResponse(data: data ?? Data(), response: response)))
-            } else {
-                completion(.failure(URLError(.badServerResponse)))
-            }
-        }
+        let task = session.dataTask(with: Self.prepared(request))
+        delegate.register(task, policy: policy, completion: completion)
         task.resume()
         return task
     }
 }
 
 extension URLSessionTransport {
-    #if canImport(FoundationNetworking)
-    /// `URLSession.shared`, but without its `URLCache`.
-    private static let sharedWithoutCache = withoutCache(.shared)
-
-    /// `session` if it has no `URLCache`; otherwise a session like it, without one.
-    static func withoutCache(_ session: URLSession) -> URLSession {
-        guard session.configuration.urlCache != nil,
-              let configuration = session.configuration.copy() as? URLSessionConfiguration else { return session }
-        configuration.urlCache = nil
-        return URLSession(configuration: configuration, delegate: session.delegate, delegateQueue: session.delegateQueue)
-    }
-    #endif
-
     /// The request as this platform's URLSession needs it. FoundationNetworking hands libcurl
     /// the timeout in whole seconds, so 0.5 s would fire at once and 1.5 s at 1 s: round up.
     static func prepared(_ request: URLRequest) -> URLRequest {

@@ -36,6 +36,9 @@ public struct APIClient: Sendable {
     public var sendsIdempotencyKeys: Bool
     /// Refreshes the token when the server answers 401; its token is the bearer token.
     public var authenticator: TokenAuthenticator?
+    /// Which redirects its requests follow unless their resource says otherwise: all by
+    /// default, dropping the token, cookies and default headers on the way to another origin.
+    public var redirectPolicy: RedirectPolicy = .follow
     /// The settings above that every request starts from, made once and shared by them all.
     private var defaults: ClientDefaults
 
@@ -75,7 +78,10 @@ public struct APIClient: Sendable {
             deduplication: resource.deduplication,
             retryPolicy: resource.retryPolicy,
             sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
-            authenticator: authenticator
+            authenticator: authenticator,
+            redirectPolicy: resource.redirectPolicy ?? redirectPolicy,
+            maximumResponseSize: resource.maximumResponseSize,
+            originBoundHeaders: defaults.originBoundHeaders
         )
         return Request(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)

@@ -20,14 +20,18 @@ public struct Request<Model: Sendable>: Sendable {
         self.decoding = decoding
     }
 
-    /// A request for a `URLRequest` you built yourself.
+    /// A request for a `URLRequest` you built yourself. On a redirect to another origin it
+    /// drops `Authorization`, `Proxy-Authorization` and `Cookie`.
     public init(
         _ urlRequest: URLRequest,
         acceptableStatusCodes: Range<Int> = 200..<300,
         deduplication: Deduplication = .automatic,
+        redirectPolicy: RedirectPolicy = .follow,
+        maximumResponseSize: Int? = nil,
         decoding: ResponseDecoding<Model>
     ) {
-        let submission = Submission(.urlRequest(urlRequest), deduplication: deduplication)
+        let submission = Submission(.urlRequest(urlRequest), deduplication: deduplication, redirectPolicy: redirectPolicy,
+                                    maximumResponseSize: maximumResponseSize)
         self.init(submission: submission, acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
     }
 
@@ -78,19 +82,37 @@ final class Submission: Sendable {
     let sendsIdempotencyKey: Bool
     /// Refreshes the token when the server answers 401.
     let authenticator: TokenAuthenticator?
+    /// Which redirects it follows.
+    let redirectPolicy: RedirectPolicy
+    /// Its own response size limit; nil uses the scheduler's.
+    let maximumResponseSize: Int?
+    /// The headers its client adds for its own server, dropped on a redirect elsewhere.
+    let originBoundHeaders: [String]
 
     init(
         _ source: Source,
         deduplication: Deduplication,
         retryPolicy: RetryPolicy? = nil,
         sendsIdempotencyKey: Bool = false,
-        authenticator: TokenAuthenticator? = nil
+        authenticator: TokenAuthenticator? = nil,
+        redirectPolicy: RedirectPolicy = .follow,
+        maximumResponseSize: Int? = nil,
+        originBoundHeaders: [String] = []
     ) {
         self.source = source
         self.deduplication = deduplication
         self.retryPolicy = retryPolicy
         self.sendsIdempotencyKey = sendsIdempotencyKey
         self.authenticator = authenticator
+        self.redirectPolicy = redirectPolicy
+        self.maximumResponseSize = maximumResponseSize
+        self.originBoundHeaders = originBoundHeaders
+    }
+
+    /// What its transport must enforce, with `maximumResponseSize` unless it has its own.
+    func transportPolicy(maximumResponseSize defaultLimit: Int) -> TransportPolicy {
+        TransportPolicy(redirects: redirectPolicy, maximumResponseSize: maximumResponseSize ?? defaultLimit,
+                        originBoundHeaders: originBoundHeaders)
     }
 
     /// The request as the scheduler keeps it, with the bearer token as it is now.

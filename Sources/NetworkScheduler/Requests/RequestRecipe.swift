@@ -12,6 +12,8 @@ final class ClientDefaults: Sendable {
     let headers: HeaderFields
     let bearerToken: @Sendable () -> String?
     let timeout: TimeInterval
+    /// The names of the default headers, which a redirect to another origin drops.
+    let originBoundHeaders: [String]
     /// Why every request of the client fails, if its base URL or default headers are not
     /// valid: checked once, here, not on every request.
     let invalid: ServiceError?
@@ -21,6 +23,7 @@ final class ClientDefaults: Sendable {
         baseHost = PreparedRequest.hostKey(of: baseURL)
         plainBase = APIClient.plainBase(of: baseURL)
         self.headers = HeaderFields(headers)
+        originBoundHeaders = Array(headers.keys)
         self.bearerToken = bearerToken
         self.timeout = timeout
         do throws(ServiceError) {

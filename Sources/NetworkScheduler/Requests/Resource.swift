@@ -43,6 +43,12 @@ public struct Resource<Model: Sendable>: Sendable {
     /// Whether to send an `Idempotency-Key`; nil uses the client's choice. See
     /// ``withIdempotencyKey(_:)``.
     public var sendsIdempotencyKey: Bool?
+    /// Which redirects to follow; nil uses the client's ``APIClient/redirectPolicy``.
+    public var redirectPolicy: RedirectPolicy?
+    /// The most bytes of body to read; nil uses the scheduler's
+    /// ``RequestScheduler/Configuration-swift.struct/maximumResponseSize``. Set it to download
+    /// something larger.
+    public var maximumResponseSize: Int?
 
     /// A resource with an explicit way to read its response.
     public init(
@@ -73,6 +79,20 @@ extension Resource {
     public func retrying(_ policy: RetryPolicy) -> Self {
         var resource = self
         resource.retryPolicy = policy
+        return resource
+    }
+
+    /// This resource with its own redirect policy.
+    public func redirecting(_ policy: RedirectPolicy) -> Self {
+        var resource = self
+        resource.redirectPolicy = policy
+        return resource
+    }
+
+    /// This resource with its own response size limit, in bytes.
+    public func limitingResponses(to bytes: Int) -> Self {
+        var resource = self
+        resource.maximumResponseSize = bytes
         return resource
     }
 

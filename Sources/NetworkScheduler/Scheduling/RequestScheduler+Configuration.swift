@@ -47,6 +47,15 @@ extension RequestScheduler {
         /// answer nor who asks.
         public var headersIgnoredByDeduplication: Set<String> = Configuration.defaultHeadersIgnoredByDeduplication
 
+        /// The most bytes of body a response may have, counted after decompression, unless its
+        /// resource sets its own limit: ``defaultMaximumResponseSize`` (50 MB) unless you change
+        /// it. Reading stops past it and the attempt fails with
+        /// ``ServiceError/responseTooLarge(limit:)``.
+        public var maximumResponseSize: Int = Configuration.defaultMaximumResponseSize
+
+        /// 50 MB: more than any JSON answer, less than a gzip bomb.
+        public static let defaultMaximumResponseSize = 50 * 1_024 * 1_024
+
         /// Tracing, request-ID and user-agent headers: they differ between identical requests
         /// and never change the answer.
         public static let defaultHeadersIgnoredByDeduplication: Set<String> = [

@@ -254,6 +254,7 @@ public final class RequestScheduler: Sendable {
         return DataTaskOperation(
             request: request,
             transport: configuration.transport,
+            policy: call.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize),
             onStart: onStart,
             onCompletion: { [self] outcome, timing in
                 attemptEnded(call, freeingLowPrioritySlot: holdsLowPrioritySlot, with: outcome, timing: timing)

@@ -67,6 +67,7 @@ final class StubTransport: HTTPTransport {
 
     func startTask(
         for request: URLRequest,
+        policy: TransportPolicy,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let reply = reply(request)

@@ -11,14 +11,19 @@ final class StubURLProtocol: URLProtocol {
 
     private static let handlers = Locked<[String: Handler]>([:])
 
-    /// A session whose requests to `host` are answered by `handler`; without a `URLCache`
-    /// unless `cached`, so that a transport sends through this very session.
-    static func session(host: String, cached: Bool = false, handler: @escaping Handler) -> URLSession {
+    /// A session configuration whose requests to `host` are answered by `handler`; without a
+    /// `URLCache` unless `cached`.
+    static func configuration(host: String, cached: Bool = false, handler: @escaping Handler) -> URLSessionConfiguration {
         handlers.withLock { $0[host] = handler }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubURLProtocol.self]
         if !cached { configuration.urlCache = nil }
-        return URLSession(configuration: configuration)
+        return configuration
+    }
+
+    /// A transport whose requests to `host` are answered by `handler`.
+    static func transport(host: String, cached: Bool = false, handler: @escaping Handler) -> URLSessionTransport {
+        URLSessionTransport(configuration: configuration(host: host, cached: cached, handler: handler))
     }
 
     override class func canInit(with request: URLRequest) -> Bool {

@@ -27,11 +27,10 @@ struct Fixture: Sendable {
         let server = try await SocialServer.start()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 10
-        // Without a cache, the transport sends through this very session, whose tasks tests count.
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration)
+        let transport = URLSessionTransport(configuration: configuration)
+        let session = transport.session
         let api = SocialAPI(baseURL: server.baseURL, configuration: .init(
-            transport: URLSessionTransport(session: session),
+            transport: transport,
             maximumConcurrentRequestsPerHost: budget,
             eventMonitors: eventMonitors,
             retryPolicy: retryPolicy

@@ -1,0 +1,38 @@
+/// Which redirects a request follows.
+public enum RedirectPolicy: Sendable, Equatable {
+    /// Follows every redirect; one that changes scheme, host or port drops `Authorization`,
+    /// `Proxy-Authorization`, `Cookie` and the headers its client adds for its own server.
+    case follow
+    /// Follows redirects within the request's origin only (scheme, host and port); another
+    /// redirect's response is the answer (a 3xx, which fails as ``ServiceError/server(_:)``
+    /// unless the resource accepts it).
+    case sameOrigin
+    /// Follows none: the 3xx is the answer.
+    case never
+}
+
+/// What a transport must enforce for one attempt, whatever the server does.
+public struct TransportPolicy: Sendable {
+    /// Which redirects to follow.
+    public var redirects: RedirectPolicy
+    /// The most bytes of body to read; past it the transport stops reading and the attempt
+    /// fails with ``ServiceError/responseTooLarge(limit:)``. Counted after decompression.
+    public var maximumResponseSize: Int
+    /// Headers added for the request's own origin only, dropped on a redirect elsewhere, with
+    /// ``credentialHeaders``.
+    public var originBoundHeaders: [String]
+
+    /// Headers a redirect to another origin always drops.
+    public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+
+    /// A policy; every parameter has the default described on its property.
+    public init(
+        redirects: RedirectPolicy = .follow,
+        maximumResponseSize: Int = RequestScheduler.Configuration.defaultMaximumResponseSize,
+        originBoundHeaders: [String] = []
+    ) {
+        self.redirects = redirects
+        self.maximumResponseSize = maximumResponseSize
+        self.originBoundHeaders = originBoundHeaders
+    }
+}

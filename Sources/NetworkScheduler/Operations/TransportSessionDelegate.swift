@@ -1,0 +1,142 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate of a ``URLSessionTransport``'s session: collects each task's body within its
+/// size limit, applies its redirect policy, declines HTTP authentication challenges, and calls
+/// the task's completion once it ends.
+///
+/// A session delegate, not a task's: FoundationNetworking asks only the session's about
+/// redirects. Its callbacks come on the session's serial delegate queue.
+final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safety: the only mutable state is in `tasks`, behind its lock.
+
+    typealias Completion = @Sendable (Result<TransportResponse, any Error>) -> Void
+
+    /// One task's policy, completion and what it received so far.
+    private struct Record {
+        let policy: TransportPolicy
+        let completion: Completion
+        var body = Data()
+        /// Set once the body passed the limit: the task is cancelled, and reports that.
+        var isTooLarge = false
+        /// Set once an authentication challenge was declined: the task then ends as cancelled,
+        /// but its 401 is the answer.
+        var declinedChallenge = false
+    }
+
+    private let tasks = Locked([Int: Record]())
+
+    func register(_ task: URLSessionTask, policy: TransportPolicy, completion: @escaping Completion) {
+        tasks.withLock { $0[task.taskIdentifier] = Record(policy: policy, completion: completion) }
+    }
+
+    // MARK: - The body
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let tooLarge = tasks.withLock { tasks -> Bool in
+            guard var record = tasks[dataTask.taskIdentifier],
+                  response.expectedContentLength > Int64(record.policy.maximumResponseSize) else { return false }
+            record.isTooLarge = true
+            tasks[dataTask.taskIdentifier] = record
+            return true
+        }
+        completionHandler(tooLarge ? .cancel : .allow)
+        // FoundationNetworking does not wait for the disposition: cancel the task itself.
+        if tooLarge { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let tooLarge = tasks.withLock { tasks -> Bool in
+            guard var record = tasks[dataTask.taskIdentifier], !record.isTooLarge else { return false }
+            // Emptied in place first, so that appending does not copy the body.
+            tasks[dataTask.taskIdentifier] = nil
+            if record.body.count + data.count > record.policy.maximumResponseSize {
+                record.isTooLarge = true
+                record.body = Data()
+            } else {
+                record.body.append(data)
+            }
+            tasks[dataTask.taskIdentifier] = record
+            return record.isTooLarge
+        }
+        if tooLarge { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let response = task.response as? HTTPURLResponse
+        if record.isTooLarge {
+            record.completion(.failure(ServiceError.responseTooLarge(limit: record.policy.maximumResponseSize)))
+        } else if let error, !(record.declinedChallenge && response != nil) {
+            record.completion(.failure(error))
+        } else if let response {
+            record.completion(.success(TransportResponse(data: record.body, response: response)))
+        } else {
+            record.completion(.failure(URLError(.badServerResponse)))
+        }
+    }
+
+    // MARK: - Redirects and challenges
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let policy = tasks.withLock { $0[task.taskIdentifier]?.policy } ?? TransportPolicy()
+        let from = response.url ?? task.currentRequest?.url
+        let isSameOrigin = Self.origin(of: from) != nil && Self.origin(of: from) == Self.origin(of: request.url)
+        switch policy.redirects {
+        case .never:
+            completionHandler(nil)
+        case .sameOrigin:
+            completionHandler(isSameOrigin ? request : nil)
+        case .follow:
+            guard !isSameOrigin else {
+                completionHandler(request)
+                return
+            }
+            var stripped = request
+            for name in TransportPolicy.credentialHeaders + policy.originBoundHeaders {
+                stripped.setValue(nil, forHTTPHeaderField: name)
+            }
+            completionHandler(stripped)
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard Self.httpAuthenticationMethods.contains(challenge.protectionSpace.authenticationMethod) else {
+            // Server trust and client certificates: the platform's own handling.
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        // The scheduler has no credential to offer for HTTP authentication: the 401 is the
+        // answer (its own token refresh handles bearer tokens).
+        tasks.withLock { tasks in tasks[task.taskIdentifier]?.declinedChallenge = true }
+        completionHandler(.rejectProtectionSpace, nil)
+    }
+
+    private static let httpAuthenticationMethods = [
+        NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
+        NSURLAuthenticationMethodHTMLForm,
+    ]
+
+    /// Scheme, host and port, with the scheme's default port spelt out.
+    static func origin(of url: URL?) -> String? {
+        url.flatMap(PreparedRequest.hostKey(of:))
+    }
+}
