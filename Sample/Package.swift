@@ -14,6 +14,7 @@ let package = Package(
     ],
     dependencies: [
         .package(path: ".."),
+        .package(path: "../Integrations"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -47,6 +48,7 @@ let package = Package(
             dependencies: [
                 "SocialServer", "SocialApp",
                 .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),

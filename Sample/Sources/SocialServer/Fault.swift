@@ -18,6 +18,16 @@ public struct Fault: Codable, Sendable, Equatable {
     public var resetConnection: Bool
     /// Applies the fault to this many requests, then answers normally again.
     public var failFirst: Int?
+    /// Answers 302 with this `Location`: another origin, or one a client cannot parse.
+    public var redirectLocation: String?
+    /// Sends a 200 JSON body one byte at a time, this many milliseconds apart (600 bytes).
+    public var trickleMilliseconds: Int?
+    /// Answers 401 with `WWW-Authenticate: Basic`, which asks for a password.
+    public var basicChallenge: Bool
+    /// Answers 200 with `Content-Encoding: gzip` and a body that inflates to this many zeros.
+    public var gzipBombBytes: Int?
+    /// Adds a `Set-Cookie` header with this value to the answer, whatever it is.
+    public var setCookie: String?
 
     public init(
         latencyMilliseconds: Int? = nil,
@@ -27,7 +37,12 @@ public struct Fault: Codable, Sendable, Equatable {
         closeMidBody: Bool = false,
         retryAfterSeconds: Int? = nil,
         resetConnection: Bool = false,
-        failFirst: Int? = nil
+        failFirst: Int? = nil,
+        redirectLocation: String? = nil,
+        trickleMilliseconds: Int? = nil,
+        basicChallenge: Bool = false,
+        gzipBombBytes: Int? = nil,
+        setCookie: String? = nil
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.status = status
@@ -37,6 +52,11 @@ public struct Fault: Codable, Sendable, Equatable {
         self.retryAfterSeconds = retryAfterSeconds
         self.resetConnection = resetConnection
         self.failFirst = failFirst
+        self.redirectLocation = redirectLocation
+        self.trickleMilliseconds = trickleMilliseconds
+        self.basicChallenge = basicChallenge
+        self.gzipBombBytes = gzipBombBytes
+        self.setCookie = setCookie
     }
 
     /// A route that only answers slowly.

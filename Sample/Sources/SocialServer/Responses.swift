@@ -22,6 +22,28 @@ enum Reply {
 
     /// The answer a fault asks for, or nil to answer normally.
     static func faulty(_ fault: Fault) -> Response? {
+        if let location = fault.redirectLocation {
+            return Response(status: .found, headers: [.location: location, .contentLength: "0"])
+        }
+        if fault.basicChallenge {
+            var response = message("a password is needed", status: .unauthorized)
+            response.headers[.wwwAuthenticate] = #"Basic realm="SocialServer""#
+            return response
+        }
+        if let interval = fault.trickleMilliseconds {
+            let body = Data(#"{"id": 1, "name": "\#(String(repeating: "a", count: 574))"}"#.utf8)
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: ResponseBody(contentLength: body.count) { writer in
+                                for byte in body {
+                                    try await writer.write(ByteBuffer(bytes: [byte]))
+                                    try await Task.sleep(for: .milliseconds(interval))
+                                }
+                            })
+        }
+        if let inflated = fault.gzipBombBytes {
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream", .contentEncoding: "gzip"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: GzipBomb.zeros(inflated))))
+        }
         if fault.closeMidBody {
             // Promise a long body, send a little, then fail: the connection closes mid-body.
             return Response(status: .ok, headers: [.contentType: "application/json"],

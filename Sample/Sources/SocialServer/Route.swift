@@ -8,4 +8,6 @@ public enum Route: String, CaseIterable, Codable, Sendable {
     case createPost = "POST /posts"
     case post = "GET /posts/{id}"
     case deletePost = "DELETE /posts/{id}"
+    /// Answers, without a token, with the headers it received: where a redirect's went.
+    case echo = "GET /echo"
 }

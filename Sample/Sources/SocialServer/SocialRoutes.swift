@@ -110,6 +110,13 @@ struct SocialRoutes: Sendable {
                 }
             }
         }
+        router.get("/echo") { request, context in
+            await handle(.echo, request, context, authenticated: false) { _ in
+                var headers: [String: String] = [:]
+                for field in request.headers { headers[field.name.canonicalName] = field.value }
+                return Reply.json(headers)
+            }
+        }
         router.get("/_stats") { _, _ in
             Reply.json(Stats(counts: Dictionary(uniqueKeysWithValues: arrivals.counts.map { ($0.key.rawValue, $0.value) }),
                              arrivals: arrivals.all))
@@ -139,6 +146,9 @@ struct SocialRoutes: Sendable {
         var response = await answer(route, request, fault: fault, authenticated: authenticated, respond: respond)
         if let seconds = fault?.retryAfterSeconds {
             response.headers[.retryAfter] = "\(seconds)"
+        }
+        if let cookie = fault?.setCookie {
+            response.headers[.setCookie] = cookie
         }
         return response
     }

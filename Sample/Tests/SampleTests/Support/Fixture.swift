@@ -19,6 +19,7 @@ struct Fixture: Sendable {
     /// Runs `body` against a new server, and always stops the server afterwards.
     /// - Parameter retryPolicy: none by default, so that each test sees exactly the attempts it makes.
     static func with(
+        transport: (any HTTPTransport)? = nil,
         budget: Int? = nil,
         retryPolicy: RetryPolicy = .never,
         eventMonitors: [any RequestEventMonitor] = [],
@@ -27,10 +28,10 @@ struct Fixture: Sendable {
         let server = try await SocialServer.start()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 10
-        let transport = URLSessionTransport(configuration: configuration)
-        let session = transport.session
+        let sessionTransport = URLSessionTransport(configuration: configuration)
+        let session = sessionTransport.session
         let api = SocialAPI(baseURL: server.baseURL, configuration: .init(
-            transport: transport,
+            transport: transport ?? sessionTransport,
             maximumConcurrentRequestsPerHost: budget,
             eventMonitors: eventMonitors,
             retryPolicy: retryPolicy
