@@ -33,15 +33,7 @@ enum HTTPSyntax {
 
     /// RFC 9110's `token`: one or more of `tchar`.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            default:
-                "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
-        }
+        !text.isEmpty && text.utf8.allSatisfy { isAlphanumeric($0) || "!#$%&'*+-.^_`|~".utf8.contains($0) }
     }
 
     /// RFC 9110's `field-value`: visible characters, spaces and tabs, and bytes above 0x7F; no
@@ -123,12 +115,15 @@ enum HTTPSyntax {
 
     /// RFC 3986's `pchar` without `%`: unreserved, sub-delims, `:` and `@`.
     private static func isPathCharacter(_ byte: UInt8) -> Bool {
+        isAlphanumeric(byte) || "-._~!$&'()*+,;=:@".utf8.contains(byte)
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         default:
-            "-._~!$&'()*+,;=:@".utf8.contains(byte)
+            false
         }
     }
 
