@@ -138,4 +138,17 @@ import Testing
         authenticator.token = "fresh"
         #expect(try await harness.api.value(for: Resource<User>(path: "me")).id == 1)
     }
+
+    @Test func aRefreshStuckForGoodDoesNotKeepItsAuthenticatorAlive() async {
+        weak var released: TokenAuthenticator?
+        do {
+            let authenticator = TokenAuthenticator(token: "stale", timeout: 0.1) { _ in
+                await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in } // ignores cancellation too
+                return "never"
+            }
+            released = authenticator
+            await #expect(throws: ServiceError.timedOut) { try await authenticator.token(replacing: "stale") }
+        }
+        #expect(released == nil)
+    }
 }

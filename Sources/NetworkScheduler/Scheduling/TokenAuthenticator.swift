@@ -107,14 +107,15 @@ public final class TokenAuthenticator: Sendable {
     }
 
     private func start(_ number: Int, replacing rejected: String?) {
-        let task = Task { [refresh] in
+        // Weak: a refresh that never returns must not keep the authenticator alive.
+        let task = Task { [weak self, refresh] in
             let result: Result<String, ServiceError>
             do {
                 result = .success(try await refresh(rejected))
             } catch {
                 result = .failure(ServiceError(error))
             }
-            self.end(number, with: result)
+            self?.end(number, with: result)
         }
         let ended = state.withLock { state -> Bool in
             guard state.refreshing?.number == number else { return true }
