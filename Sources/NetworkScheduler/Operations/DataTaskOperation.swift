@@ -152,12 +152,9 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
 
     /// Ends the attempt as timed out and cancels its task: its deadline passed.
     func expire() {
-        let running: (any TransportTask)? = withStateLock {
-            if case .running(let transportTask, _) = task { return transportTask }
-            return nil
-        }
-        guard end(with: .failure(.timedOut), in: .timedOut) else { return }
-        running?.cancel()
+        let ending = end(with: .failure(.timedOut), in: .timedOut)
+        // A task stored after this end sees `.timedOut` and is cancelled by `execute`.
+        ending.runningTask?.cancel()
     }
 
     override public func didSkipExecution() {
@@ -201,23 +198,30 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     /// Reports `result` and finishes, unless the operation has ended already; `final` is the
-    /// state it ends in. Returns whether this was its end.
+    /// state it ends in. Returns the task that was running when it ended, if any, read under
+    /// the same lock that ended it.
     @discardableResult
-    private func end(with result: Result<TransportResponse, ServiceError>, in final: TaskState) -> Bool {
-        let ending = withStateLock { () -> (isFirst: Bool, started: UInt64?) in
+    private func end(
+        with result: Result<TransportResponse, ServiceError>,
+        in final: TaskState
+    ) -> (ended: Bool, runningTask: (any TransportTask)?) {
+        let ending = withStateLock { () -> (isFirst: Bool, started: UInt64?, running: (any TransportTask)?) in
             switch task {
             case .completed, .timedOut:
-                return (false, nil)
-            case .idle, .starting, .running, .cancelled:
+                return (false, nil, nil)
+            case .running(let transportTask, let started):
+                task = final
+                return (true, started, transportTask)
+            case .idle, .starting, .cancelled:
                 defer { task = final }
-                return (true, task.started)
+                return (true, task.started, nil)
             }
         }
-        guard ending.isFirst else { return false }
+        guard ending.isFirst else { return (false, nil) }
         deadlines.forget(self)
         onCompletion(result, Timing(created: created, started: ending.started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
-        return true
+        return (true, ending.running)
     }
 }
 
