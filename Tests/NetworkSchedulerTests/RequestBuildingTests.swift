@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func aGetWithABodyIsAnInvalidRequest() {
-        #expect(throws: ServiceError.self) {
+        #expect(throws: ServiceError.invalidRequest(reason: "a GET request cannot carry a body")) {
             try client().urlRequest(for: Resource<User>(path: "me", body: .json(NewPost(text: "x"))))
         }
     }

@@ -106,7 +106,9 @@ import Testing
         let screen = RequestGroup()
         let invalid = Resource<User>(path: "me", body: .json(["x": 1]))
 
-        await #expect(throws: ServiceError.self) { try await harness.api.value(for: invalid, group: screen) }
+        await #expect(throws: ServiceError.invalidRequest(reason: "a GET request cannot carry a body")) {
+            try await harness.api.value(for: invalid, group: screen)
+        }
 
         #expect(screen.count == 0)
     }

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import NetworkScheduler
 import NetworkSchedulerAsyncHTTPClient
+import NIOConcurrencyHelpers
 import SocialApp
 import SocialServer
 import Testing
@@ -17,24 +18,27 @@ import Testing
     private typealias EchoedHeaders = [String: String]
 
     /// Runs `body` and fails the test if it has not finished within `seconds`: no fault may
-    /// leave a caller waiting.
+    /// leave a caller waiting. The body's outcome or the deadline, whichever comes first.
     private func bounded<Value: Sendable>(
         _ seconds: Double = 20,
         _ body: @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, ServiceError>? {
-        await withTaskGroup(of: Result<Value, ServiceError>?.self) { group in
-            group.addTask {
-                do { return .success(try await body()) } catch { return .failure(ServiceError(error)) }
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, ServiceError>?, Never>) in
+            // Whoever takes the continuation first resumes it: the body, or the deadline.
+            let waiting = NIOLockedValueBox<CheckedContinuation<Result<Value, ServiceError>?, Never>?>(continuation)
+            let task = Task {
+                let outcome: Result<Value, ServiceError>
+                do { outcome = .success(try await body()) } catch { outcome = .failure(ServiceError(error)) }
+                waiting.withLockedValue { $0.take() }?.resume(returning: outcome)
             }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                guard let continuation = waiting.withLockedValue({ $0.take() }) else { return }
+                task.cancel()
+                continuation.resume(returning: nil)
             }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            if first == nil { Issue.record("no outcome within \(seconds) s") }
-            return first
         }
+        if outcome == nil { Issue.record("no outcome within \(seconds) s") }
+        return outcome
     }
 
     /// A client of the fixture's server, logged in as Ada, without a token refresh: a 401 is
