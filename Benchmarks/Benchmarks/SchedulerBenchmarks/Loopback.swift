@@ -8,14 +8,16 @@ import SocialServer
 import Synchronization
 
 /// Scenario 1: GETs of a user's friends (~350 bytes of JSON) from the SocialServer on loopback,
-/// `concurrency` at a time, by five clients taking turns: raw URLSession with completion handlers and
-/// with `data(for:)`, one plain async `Operation` per request, and the scheduler's completion and
-/// async APIs. Every client decodes the same models; each gets its own session, so that the
+/// `concurrency` at a time, by six clients taking turns: raw URLSession with completion handlers,
+/// with `data(for:)` and with a session delegate that reads each body as it arrives (as the
+/// scheduler's transport must, to stop reading past its size limit), one plain async `Operation`
+/// per request, and the scheduler's completion and async APIs. Every client decodes the same models; each gets its own session, so that the
 /// connections it opens can be counted at the server.
 struct Loopback: Sendable {
     enum Client: String, CaseIterable {
         case rawCompletion = "raw URLSession completion"
         case rawAsync = "raw URLSession data(for:)"
+        case rawDelegate = "raw URLSession delegate"
         case plainOperation = "plain Operation per request"
         case schedulerCompletion = "scheduler completion"
         case schedulerAsync = "scheduler async"
@@ -67,11 +69,13 @@ struct Loopback: Sendable {
     /// What a client keeps between its turns.
     private struct Setup {
         let session: URLSession
+        let bodies: BodyCollector?
         let api: APIClient?
         let queue: OperationQueue?
 
         init(for client: Client, in loopback: Loopback) {
-            session = Loopback.session()
+            bodies = client == .rawDelegate ? BodyCollector() : nil
+            session = Loopback.session(delegate: bodies)
             switch client {
             case .schedulerCompletion, .schedulerAsync:
                 api = loopback.makeClient(session)
@@ -81,7 +85,7 @@ struct Loopback: Sendable {
                 queue.maxConcurrentOperationCount = session.configuration.httpMaximumConnectionsPerHost
                 self.queue = queue
                 api = nil
-            case .rawCompletion, .rawAsync:
+            case .rawCompletion, .rawAsync, .rawDelegate:
                 api = nil
                 queue = nil
             }
@@ -121,6 +125,23 @@ struct Loopback: Sendable {
                     if Self.decode(answer?.0, answer?.1, nil) == nil { failures.take() }
                     done()
                 }
+            }
+        case .rawDelegate:
+            let bodies = setup.bodies!
+            cost = await measure(count: indices.count) { done in
+                let next = Counter()
+                @Sendable func startNext() {
+                    let index = indices.lowerBound + next.take()
+                    guard index < indices.upperBound else { return }
+                    let task = session.dataTask(with: urlRequest(index))
+                    bodies.collect(task) { data, response, error in
+                        if Self.decode(data, response, error) == nil { failures.take() }
+                        done()
+                        startNext()
+                    }
+                    task.resume()
+                }
+                for _ in 0..<concurrency { startNext() }
             }
         case .plainOperation:
             let queue = setup.queue!
@@ -188,10 +209,10 @@ struct Loopback: Sendable {
     /// A session for one client. Without a `URLCache` for every client alike: on Linux the
     /// scheduler's transport never sends through one (see `URLSessionTransport`), and a cache
     /// lookup before each task would make the raw clients pay for what the scheduler skips.
-    static func session() -> URLSession {
+    static func session(delegate: (any URLSessionDelegate)? = nil) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
-        return URLSession(configuration: configuration)
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
     private func makeClient(_ session: URLSession) -> APIClient {

@@ -36,10 +36,11 @@ func registerLoopback(concurrency: Int) {
     let throughput = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): requests/s", prefersLarger: true)) })
     let connections = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): TCP connections")) })
     let vsRawCompletion = metric("scheduler completion ÷ raw completion (%)", prefersLarger: true)
+    let vsRawDelegate = metric("scheduler completion ÷ raw delegate (%)", prefersLarger: true)
     let vsBestRaw = metric("best scheduler ÷ best raw (%)", prefersLarger: true)
     let cpuAdded = metric("scheduler completion CPU over raw completion (µs/request)")
     let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { connections[$0]! }
-        + [vsRawCompletion, vsBestRaw, cpuAdded]
+        + [vsRawCompletion, vsRawDelegate, vsBestRaw, cpuAdded]
     // Each client's 10,000 requests run in ten turns of 1,000, interleaved with the other
     // clients' turns, so that the VM's drift over the minute of an iteration falls on all of
     // them alike. Even so a ratio moves by ±8 % between iterations, more than the scheduler's
@@ -58,8 +59,9 @@ func registerLoopback(concurrency: Int) {
             }
             let rate = { (client: Client) in runs[client]!.cost.perSecond }
             benchmark.measurement(vsRawCompletion, percent(rate(.schedulerCompletion) / rate(.rawCompletion)))
+            benchmark.measurement(vsRawDelegate, percent(rate(.schedulerCompletion) / rate(.rawDelegate)))
             benchmark.measurement(vsBestRaw, percent(max(rate(.schedulerCompletion), rate(.schedulerAsync))
-                / max(rate(.rawCompletion), rate(.rawAsync), rate(.plainOperation))))
+                / max(rate(.rawCompletion), rate(.rawAsync), rate(.rawDelegate), rate(.plainOperation))))
             let added = runs[.schedulerCompletion]!.cost.cpuNanosecondsEach - runs[.rawCompletion]!.cost.cpuNanosecondsEach
             benchmark.measurement(cpuAdded, Int((added / 1000).rounded()))
         } catch {
