@@ -66,7 +66,7 @@ import Testing
     @Test func anErrorPrintsNoHeaderValueBodyOrURL() {
         let response = ServerErrorResponse(statusCode: 500, message: "boom", body: Data(#"{"token": "body-secret"}"#.utf8),
                                            headers: ["set-cookie": "session=cookie-secret", "x-trace": "trace-secret"])
-        let lost = URLError(.networkConnectionLost, userInfo: [NSURLErrorFailingURLStringErrorKey: "https://h/p?key=url-secret"])
+        let lost = URLError(.networkConnectionLost, userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "https://h/p?key=url-secret")!])
         let errors: [ServiceError] = [
             .server(response), .idempotencyKeyInUse(response), .authenticationFailed(cause: .server(response)),
             .dependencyFailed(cause: .server(response), dependency: RequestID(value: 7)), .connectionLost(lost),

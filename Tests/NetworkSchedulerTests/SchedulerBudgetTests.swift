@@ -30,14 +30,14 @@ import Testing
             harness.api.send(Resource<User>(path: "users/\(index)")) { _ in }
         }
         await harness.transport.arrivals.wait(for: 2)
-        var (operations, line) = harness.scheduler.state.withLock { ($0.operations.count, $0.lineCounts) }
+        var (operations, line) = harness.scheduler.state.withLock { ($0.runningTasks.count, $0.lineCounts) }
         #expect(operations == 2 && line.running == 2 && line.waiting == 8)
         #expect(harness.scheduler.census.queuedOperations <= 2)
 
         harness.transport.release(with: .json(userJSON))
         await harness.transport.arrivals.wait(for: 3)
 
-        (operations, line) = harness.scheduler.state.withLock { ($0.operations.count, $0.lineCounts) }
+        (operations, line) = harness.scheduler.state.withLock { ($0.runningTasks.count, $0.lineCounts) }
         #expect(operations == 2 && line.running == 2 && line.waiting == 7)
     }
 
@@ -57,7 +57,7 @@ import Testing
 
         let ended = await outcomes.wait(for: 100)
         #expect(ended.count == 100 && ended.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
-        let (line, isEmpty) = harness.scheduler.state.withLock { ($0.lineCounts, $0.waitingLinesAreEmpty) }
+        let (line, isEmpty) = harness.scheduler.state.withLock { ($0.lineCounts, $0.lineEntryCount == 0) }
         #expect(line.running == 1 && line.waiting == 0 && isEmpty)
         harness.transport.release(with: .json(userJSON))
         await harness.events.ended.wait(for: 101)

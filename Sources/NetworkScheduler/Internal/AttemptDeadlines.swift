@@ -21,7 +21,8 @@ final class AttemptDeadlines: Sendable {
         let operation: DataTaskOperation
     }
 
-    private struct State {
+    private struct State: @unchecked Sendable {
+        // Safety: the timer source is touched only under the lock, like the rest.
         var watched: [ObjectIdentifier: Watched] = [:]
         /// The uptime the timer is armed for, if it is.
         var armedFor: UInt64?

@@ -16,8 +16,7 @@ import Darwin
 /// of each. A pthread mutex exists on Linux and Apple platforms alike, unlike Apple's own
 /// locks, and Thread Sanitizer sees it, which it does not do for `Synchronization.Mutex` on
 /// Linux (its futexes are invisible to it, and it reports false races).
-struct Locked<Value>: @unchecked Sendable {
-    // Safety: the value is only read or written while its mutex is held.
+struct Locked<Value> {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
             _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
@@ -43,3 +42,7 @@ struct Locked<Value>: @unchecked Sendable {
         }
     }
 }
+
+// Safety: the value is only read or written while its mutex is held, so a value that may
+// cross threads may be shared through the lock.
+extension Locked: @unchecked Sendable where Value: Sendable {}

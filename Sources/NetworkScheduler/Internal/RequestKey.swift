@@ -11,7 +11,7 @@ import Foundation
 /// A class, hashed once: a call keeps its key in one word, and the ``CallRegistry`` files the
 /// call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
 /// keeps the request's own strings, body and header dictionary (shared, not copied).
-final class RequestKey: Equatable, Sendable {
+final class RequestKey: Hashable, Sendable {
     private enum Identity: Sendable {
         case request(method: String, url: String, body: Data?, headers: HeaderFields, ignoring: HeaderNames)
         case custom(String)
@@ -47,6 +47,10 @@ final class RequestKey: Equatable, Sendable {
     init(custom key: String, hash: Int) {
         identity = .custom(key)
         self.hash = hash
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
     }
 
     static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {

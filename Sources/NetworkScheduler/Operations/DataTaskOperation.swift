@@ -75,7 +75,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let policy: TransportPolicy
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
-    private let deadlines: AttemptDeadlines
+    /// Ends the attempt at its deadline, unless its scheduler does (its machine owns them).
+    private let deadlines: AttemptDeadlines?
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
 
@@ -100,7 +101,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         request: PreparedRequest,
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
-        deadlines: AttemptDeadlines = .shared,
+        deadlines: AttemptDeadlines? = .shared,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         onCompletion: @escaping Completion
     ) {
@@ -123,7 +124,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         onStart?(request, seconds(from: created, to: started))
         withStateLock { task = task.starting(at: started) }
         // Watched before the task starts, so that an answer that comes at once finds it watched.
-        deadlines.watch(self, until: Self.deadline(after: started, timeout: request.timeoutInterval))
+        deadlines?.watch(self, until: Self.deadline(after: started, timeout: request.timeoutInterval))
         // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: request, policy: policy) { [self] result in
             complete(checked(result))
@@ -218,7 +219,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             }
         }
         guard ending.isFirst else { return (false, nil) }
-        deadlines.forget(self)
+        deadlines?.forget(self)
         onCompletion(result, Timing(created: created, started: ending.started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
         return (true, ending.running)

@@ -95,6 +95,14 @@ struct PreparedRequest: Sendable {
         }
     }
 
+    /// Seconds an attempt of it may take, from its start to its end.
+    var timeout: TimeInterval {
+        switch form {
+        case .built(let request): request.timeoutInterval
+        case .parts(let parts): parts.timeout
+        }
+    }
+
     /// The key that makes identical requests one call, or nil when it must not be shared.
     /// Every header counts but the `ignored` ones.
     func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames) -> RequestKey? {

@@ -34,7 +34,7 @@ public enum RequestOutcome: Sendable, Equatable {
 /// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled, dependency: login.id)
 /// ```
 public final class RequestHandle: @unchecked Sendable {
-    // Safety: `stage` is read and written only under its scheduler's lock; the rest is
+    // Safety: `callerID` is read and written only under its scheduler's lock; the rest is
     // immutable or behind `phase`'s lock.
 
     /// Identifies this caller in events.
@@ -51,9 +51,8 @@ public final class RequestHandle: @unchecked Sendable {
     /// Where its completion runs; nil to run it on the thread that ends the caller.
     private let callbacks: CallbackQueue?
     private let phase = Locked(Phase.active(observers: []))
-    /// Where the caller is in its scheduler's state (its call, once attached): kept here so
-    /// that the scheduler reaches a caller without a table lookup.
-    var stage = SchedulerState.CallerStage.unsubmitted
+    /// The caller in its scheduler's machine, once it entered it.
+    var callerID: CallerID?
 
     typealias Observer = @Sendable (RequestOutcome) -> Void
 
@@ -128,7 +127,7 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Delivers many callers' outcomes, in order, with one hop to the callback queue: for a
     /// call's joiners.
-    static func complete(_ deliveries: SchedulerState.Deliveries) {
+    static func complete(_ deliveries: SmallBatch<(RequestHandle, CallResult)>) {
         guard deliveries.count > 1 else {
             for (handle, result) in deliveries { handle.complete(with: result) }
             return

@@ -27,14 +27,4 @@ public enum RequestPriority: Int, Comparable, CaseIterable, Sendable, CustomStri
         case .critical: "critical"
         }
     }
-
-    var queuePriority: Operation.QueuePriority {
-        switch self {
-        case .background: .veryLow
-        case .low: .low
-        case .normal: .normal
-        case .high: .high
-        case .critical: .veryHigh
-        }
-    }
 }

@@ -27,7 +27,7 @@ extension RequestScheduler {
         state.withLock { state in
             let counts = state.census
             return Census(callers: counts.callers, networkCalls: counts.calls, registeredKeys: counts.registered,
-                          queuedOperations: state.operationQueues.reduce(0) { $0 + $1.operationCount })
+                          queuedOperations: attempts.operationCount)
         }
     }
 }
@@ -38,11 +38,8 @@ extension RequestScheduler {
     /// ``ConnectivityMonitor`` reports the device offline, the queues are suspended and this
     /// waits for the network to return.
     public func queuesDrained() async {
-        let queues = state.withLock { $0.operationQueues }
-        for queue in queues {
-            await withCheckedContinuation { continuation in
-                queue.addBarrierBlock { continuation.resume() }
-            }
+        await withCheckedContinuation { continuation in
+            attempts.addBarrierBlock { continuation.resume() }
         }
     }
 }

@@ -4,8 +4,9 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Runs requests as operations on per-host `OperationQueue`s: by priority, within a per-host
-/// budget, after their dependencies, sharing one network call between identical requests.
+/// Runs requests as operations: by priority, within a per-host budget, after their
+/// dependencies, sharing one network call between identical requests. Its decisions are its
+/// `SchedulerMachine`'s; it performs them.
 ///
 /// ```swift
 /// let scheduler = RequestScheduler()
@@ -29,7 +30,13 @@ public final class RequestScheduler: Sendable {
 
     /// ``Configuration-swift.struct/headersIgnoredByDeduplication``, matched whatever their case.
     let headersIgnoredByDeduplication: HeaderNames
-    let state: Locked<SchedulerState>
+    typealias Machine = SchedulerMachine<RequestHandle, DataTaskOperation>
+    /// Every decision: see ``SchedulerMachine``.
+    let state: Locked<Machine>
+    /// Runs the attempts' operations, and nothing else: the machine decides when each starts.
+    let attempts = OperationQueue()
+    /// Fires when the machine asks (an attempt's deadline, the end of a backoff).
+    private let timer = MachineTimer()
     /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``.
     let callbacks: CallbackQueue
     /// Shared by every scheduler, so that an ID names one caller in the whole process: a group
@@ -47,17 +54,24 @@ public final class RequestScheduler: Sendable {
             transportLimit
         )
         let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), maximumConcurrentRequestsPerHost - 1)
-        state = Locked(SchedulerState(budget: maximumConcurrentRequestsPerHost,
-                                      lowPriorityBudget: maximumConcurrentRequestsPerHost - reserved,
-                                      defaultRetryPolicy: configuration.retryPolicy))
+        state = Locked(Machine(budget: maximumConcurrentRequestsPerHost,
+                               lowPriorityBudget: maximumConcurrentRequestsPerHost - reserved,
+                               defaultRetryPolicy: configuration.retryPolicy))
+        attempts.name = "NetworkScheduler attempts"
+        timer.start { [weak self] in self?.timerFired() }
         if let monitor = configuration.connectivityMonitor {
             setConnected(monitor.isConnected)
             monitor.start { [weak self] isConnected in self?.setConnected(isConnected) }
         }
     }
 
+    deinit {
+        timer.stop()
+    }
+
     private func setConnected(_ isConnected: Bool) {
-        start(state.withLock { $0.setConnected(isConnected, makeOperation: makeOperation) })
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { $0.connectivityChanged(isConnected: isConnected, now: now) }
     }
 
     /// A scheduler with the default configuration, adjusted by `configure`.
@@ -171,11 +185,11 @@ public final class RequestScheduler: Sendable {
             completion.deliver(callResult, readingWith: request)
         }
         if dependencies.isEmpty {
-            submit(handle, isNew: true)
+            submit(handle)
             group?.insert(handle)
         } else {
             group?.insert(handle)
-            state.withLock { $0.wait(handle, dependencies: dependencies.count) }
+            state.withLock { handle.callerID = $0.add(handle, priority: priority, waitingFor: dependencies.count) }
             for dependency in dependencies {
                 dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
             }
@@ -186,7 +200,8 @@ public final class RequestScheduler: Sendable {
     private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestID, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
-            if state.withLock({ $0.dependencySucceeded(handle) }) { submit(handle, isNew: false) }
+            let isReady = state.withLock { machine in handle.callerID.map { machine.dependencySucceeded($0) } ?? false }
+            if isReady { submit(handle) }
         case .failed(let error):
             // Flat: a chain of 100,000 dependents nests no error in another.
             fail(handle, with: .dependencyFailed(cause: error.rootCause, dependency: dependency))
@@ -196,68 +211,104 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Prepares the caller's request and attaches it to a call: a new one, or the identical
-    /// one in flight. `isNew` is true for a caller not yet in the state (it had no dependencies).
-    private func submit(_ handle: RequestHandle, isNew: Bool) {
+    /// one in flight. A caller that waited for dependencies is in the machine already; a new
+    /// one enters it here.
+    private func submit(_ handle: RequestHandle) {
         let request: PreparedRequest
         do throws(ServiceError) {
             request = try handle.submission.prepare()
         } catch {
-            if isNew {
-                handle.complete(with: .failure(error))
-            } else {
-                fail(handle, with: error)
-            }
+            fail(handle, with: error)
             return
         }
-        // Read before taking the lock, which every request and every completion takes.
+        // Made before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication)
-        let needsIdempotencyKey = handle.submission.sendsIdempotencyKey && request.header("idempotency-key") == nil
+        let newIdempotencyKey = handle.submission.sendsIdempotencyKey && request.header("idempotency-key") == nil
+            ? UUID().uuidString : nil
         let now = DispatchTime.now().uptimeNanoseconds
-        let attachment = state.withLock { state in
-            state.attach(handle, isNew: isNew, request: request, needsIdempotencyKey: needsIdempotencyKey, key: key,
-                         now: now, makeOperation: makeOperation)
+        let attachment = feed { machine in
+            if let id = handle.callerID {
+                return machine.attach(id, request: request, submission: handle.submission, key: key,
+                                      newIdempotencyKey: newIdempotencyKey, now: now)
+            }
+            let (id, attachment, actions) = machine.submit(handle, priority: handle.priority, request: request,
+                                                           submission: handle.submission, key: key,
+                                                           newIdempotencyKey: newIdempotencyKey, now: now)
+            handle.callerID = id
+            return (attachment, actions)
         }
         switch attachment {
         case .gone:
             break
-        case .joined(let starts):
+        case .joined:
             record(.joined(handle.id, handle.priority, request.urlRequest))
-            start(starts)
-        case .created(let sent, let starts):
+        case .created(_, let sent):
             record(.enqueued(handle.id, handle.priority, sent.urlRequest))
-            start(starts)
         }
     }
 
-    /// Hands operations that got a budget slot to their queues.
-    func start(_ starts: SchedulerState.Starts) {
-        for start in starts { start.queue.addOperation(start.operation) }
+    /// Feeds an event to the machine under the lock, where it also makes the operations of the
+    /// attempts the event started (handing them to the machine, so that it can cancel them) and
+    /// arms the timer (so that two events cannot arm it out of order); then, unlocked, does
+    /// what the machine decided.
+    @discardableResult
+    func feed<Result>(_ event: (inout Machine) -> (Result, Machine.Actions)) -> Result {
+        let (result, actions, operations) = state.withLock { machine in
+            let (result, actions) = event(&machine)
+            var operations = SmallBatch<DataTaskOperation>()
+            for start in actions.starts {
+                let operation = makeOperation(start)
+                machine.bind(start.id, to: operation)
+                operations.append(operation)
+            }
+            if let uptime = actions.armTimer { timer.arm(at: uptime) }
+            return (result, actions, operations)
+        }
+        perform(actions, starting: operations)
+        return result
     }
 
-    /// The operation for one attempt of a call, made under the lock when it gets a budget
-    /// slot; it builds its `URLRequest` when it starts, on its own thread.
-    func makeOperation(
-        _ call: SchedulerState.Call,
-        _ request: PreparedRequest,
-        waitingSince: UInt64,
-        holdsLowPrioritySlot: Bool
-    ) -> DataTaskOperation {
+    /// ``feed(_:)`` for an event that returns only actions.
+    func feed(_ event: (inout Machine) -> Machine.Actions) {
+        feed { machine in ((), event(&machine)) }
+    }
+
+    private func perform(_ actions: Machine.Actions, starting operations: SmallBatch<DataTaskOperation>) {
+        for task in actions.cancels { task.cancel() }
+        for operation in operations { attempts.addOperation(operation) }
+        if !actions.cancelled.isEmpty {
+            RequestHandle.complete(actions.cancelled, with: .failure(.cancelled))
+        }
+        if actions.deliveries.count > 0 {
+            RequestHandle.complete(actions.deliveries)
+        }
+        for retry in actions.retries {
+            record(.retried(retry.request.urlRequest, attempt: retry.attempt, after: retry.delay,
+                            cause: Self.cause(of: retry.outcome)))
+        }
+        for refresh in actions.refreshes { refreshToken(refresh) }
+    }
+
+    /// The operation for one attempt; it builds its `URLRequest` when it starts, on its own
+    /// thread. Its deadline is the machine's, not its own.
+    private func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable (URLRequest, TimeInterval) -> Void)?
         if !configuration.eventMonitors.isEmpty {
-            onStart = { [self] urlRequest, _ in
+            onStart = { [self, waitingSince = start.waitingSince] urlRequest, _ in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = DispatchTime.now().uptimeNanoseconds
                 record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: now)))
             }
         }
         return DataTaskOperation(
-            request: request,
+            request: start.request,
             transport: configuration.transport,
-            policy: call.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize),
+            policy: start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize),
+            deadlines: nil,
             onStart: onStart,
-            onCompletion: { [self] outcome, timing in
-                attemptEnded(call, freeingLowPrioritySlot: holdsLowPrioritySlot, with: outcome, timing: timing)
+            onCompletion: { [self, id = start.id] outcome, timing in
+                attemptEnded(id, with: outcome, timing: timing)
             }
         )
     }
@@ -265,24 +316,22 @@ public final class RequestScheduler: Sendable {
     /// Ends callers with `.cancelled`, in one pass under the lock; each call goes on while
     /// other callers want it.
     func cancel(_ handles: [RequestHandle]) {
-        let (cancelled, operations) = state.withLock { state in
-            var cancelled: [RequestHandle] = []
-            var operations: [DataTaskOperation] = []
-            cancelled.reserveCapacity(handles.count)
-            for handle in handles {
-                guard let operation = state.cancel(handle) else { continue }
-                cancelled.append(handle)
-                if let operation { operations.append(operation) }
-            }
-            return (cancelled, operations)
-        }
-        for operation in operations { operation.cancel() }
-        RequestHandle.complete(cancelled, with: .failure(.cancelled))
+        feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID)) }
     }
 
+    /// Ends a caller that is not attached to a call with `error`.
     private func fail(_ handle: RequestHandle, with error: ServiceError) {
-        guard state.withLock({ $0.removeUnattached(handle) }) else { return }
-        handle.complete(with: .failure(error))
+        let isHere: Bool = state.withLock { machine in
+            guard let id = handle.callerID else { return true }
+            return machine.remove(id) != nil
+        }
+        if isHere { handle.complete(with: .failure(error)) }
+    }
+
+    private func timerFired() {
+        let jitter = Double.random(in: 0...1)
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { $0.timerFired(now: now, jitter: jitter) }
     }
 
     private func nextID() -> RequestID {

@@ -3,24 +3,22 @@
 ///
 /// Entries are not taken out of the middle when a call leaves or moves to another priority:
 /// the call simply stops matching its old entry's ticket, and a stale entry is dropped when it
-/// comes up. A call that moves keeps its arrival, so one that drops back to its old priority
-/// takes its old place there, not the back of the line. Stale entries hold their calls (and
-/// so their callers' closures) alive, so the line compacts itself once they outnumber the live
-/// ones: a host kept busy while thousands of callers leave keeps no memory for them.
-struct WaitingLine {
-    struct Entry {
-        let call: SchedulerState.Call
+/// comes up (the machine says which entries are live). A call that moves keeps its arrival, so
+/// one that drops back to its old priority takes its old place there, not the back of the
+/// line. The line compacts itself once stale entries outnumber the live ones: a host kept busy
+/// while thousands of callers leave keeps no memory for them.
+struct WaitingLine: Sendable {
+    struct Entry: Sendable {
+        let call: CallID
+        /// Which time the call entered a line: an entry whose ticket is not the call's current
+        /// one is stale.
         let ticket: Int
         /// When the call first entered the line for this attempt: its place within a priority.
         let arrival: Int
-
-        /// Whether the call still waits under this entry: it has callers, and has not moved on
-        /// (started, or lined up again at another priority) since the entry was made.
-        var isLive: Bool {
-            guard call.isLive, case .waiting(ticket, _, _) = call.attempt else { return false }
-            return true
-        }
     }
+
+    /// Whether the call of an entry still waits under it.
+    typealias IsLive = (Entry) -> Bool
 
     /// One priority's entries, as a binary min-heap by arrival: a new call arrives last, so
     /// appending one costs a comparison; a call that moves back in keeps its old place.
@@ -48,8 +46,8 @@ struct WaitingLine {
         }
 
         /// Keeps the live entries only, in heap order again.
-        mutating func compact() {
-            heap.removeAll { !$0.isLive }
+        mutating func compact(keeping isLive: IsLive) {
+            heap.removeAll { !isLive($0) }
             for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
         }
 
@@ -86,26 +84,30 @@ struct WaitingLine {
         entryCount += 1
     }
 
-    /// Removes the first live entry of priority `minimum` or above, by priority then arrival,
-    /// and returns its call; the stale entries before it are dropped.
-    mutating func popFirst(from minimum: RequestPriority) -> SchedulerState.Call? {
+    /// Removes the first entry of priority `minimum` or above, by priority then arrival, live
+    /// or stale: the machine skips the stale ones.
+    mutating func popFirst(from minimum: RequestPriority) -> Entry? {
         for priority in buckets.indices.reversed() where priority >= minimum.rawValue {
-            while let entry = buckets[priority].popFirst() {
+            if let entry = buckets[priority].popFirst() {
                 entryCount -= 1
-                if entry.isLive { return entry.call }
+                return entry
             }
         }
         return nil
     }
 
-    /// Drops the stale entries once they outnumber the `live` ones (and a few dozen more):
-    /// each entry is then walked once for every entry that went stale, so leaving costs
-    /// constant time on average, and stale entries never hold more than the live ones.
-    mutating func compactIfMostlyStale(live: Int) {
-        guard entryCount > 2 * live + 64 else { return }
+    /// Whether stale entries outnumber the `live` ones (and a few dozen more): compacting then
+    /// walks each entry once for every entry that went stale, so leaving costs constant time on
+    /// average, and stale entries never hold more than the live ones.
+    func isMostlyStale(live: Int) -> Bool {
+        entryCount > 2 * live + 64
+    }
+
+    /// Drops the stale entries.
+    mutating func compact(keeping isLive: IsLive) {
         entryCount = 0
         for index in buckets.indices where !buckets[index].heap.isEmpty {
-            buckets[index].compact()
+            buckets[index].compact(keeping: isLive)
             entryCount += buckets[index].heap.count
         }
     }

@@ -1,0 +1,82 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// What the scheduler reports to its machine about attempts, and the work it does for them
+// outside the lock: a token refresh. The decisions (retry, backoff, refresh, deliver) are the
+// machine's: see `SchedulerMachine+Attempts.swift`.
+extension RequestScheduler {
+    /// An attempt's operation reported its outcome.
+    func attemptEnded(
+        _ attempt: AttemptID,
+        with outcome: Result<TransportResponse, ServiceError>,
+        timing: DataTaskOperation.Timing
+    ) {
+        let jitter = Double.random(in: 0...1)
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { $0.attemptEnded(attempt, with: outcome, timing: timing, jitter: jitter, now: now) }
+    }
+
+    /// Gets a token newer than the one the server rejected, then has the machine send the call
+    /// again with its request rebuilt, or fail it.
+    func refreshToken(_ refresh: Machine.TokenRefresh) {
+        Task { [weak self] in
+            do throws(ServiceError) {
+                _ = try await refresh.authenticator.token(replacing: refresh.rejected)
+                self?.replayWithNewToken(refresh.call)
+            } catch {
+                self?.tokenRefreshed(refresh.call, rebuilt: .failure(.authenticationFailed(cause: error)))
+            }
+        }
+    }
+
+    /// Builds the call's request again, now carrying the new token.
+    private func replayWithNewToken(_ call: CallID) {
+        guard let submission = state.withLock({ $0.submission(of: call) }) else { return }
+        let rebuilt: Result<PreparedRequest, ServiceError>
+        do throws(ServiceError) {
+            rebuilt = .success(try submission.prepare())
+        } catch {
+            rebuilt = .failure(error)
+        }
+        tokenRefreshed(call, rebuilt: rebuilt)
+    }
+
+    private func tokenRefreshed(_ call: CallID, rebuilt: Result<PreparedRequest, ServiceError>) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { $0.tokenRefreshed(call, rebuilt: rebuilt, now: now) }
+    }
+
+    /// The error a retried attempt ended with, for the event monitors.
+    static func cause(of outcome: Result<TransportResponse, ServiceError>) -> ServiceError {
+        switch outcome {
+        case .success(let payload):
+            .server(ServerErrorResponse(statusCode: payload.response.statusCode, body: payload.data,
+                                        headers: payload.response.lowercasedHeaders))
+        case .failure(let error):
+            error
+        }
+    }
+}
+
+/// The scheduler's one timer, armed for the uptime its machine asks.
+final class MachineTimer: @unchecked Sendable {
+    // Safety: a dispatch source may be scheduled and cancelled from any thread; the scheduler
+    // arms it only under its lock, so that arms happen in the machine's order.
+    private let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "NetworkScheduler.timer"))
+
+    func start(_ handler: @escaping @Sendable () -> Void) {
+        source.setEventHandler(handler: handler)
+        source.activate()
+    }
+
+    func arm(at uptime: UInt64) {
+        source.schedule(deadline: DispatchTime(uptimeNanoseconds: uptime), leeway: .milliseconds(5))
+    }
+
+    func stop() {
+        source.cancel()
+    }
+}

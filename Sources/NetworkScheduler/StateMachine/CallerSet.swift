@@ -1,0 +1,79 @@
+/// The callers of one network call. Almost every call has one, which is kept without
+/// allocating a set; joiners turn it into a set, so that any of them can leave in constant
+/// time.
+struct CallerSet: Sequence, Sendable {
+    private enum Storage: Sendable {
+        case one(CallerID)
+        case many(Set<CallerID>)
+    }
+
+    private var storage: Storage
+
+    init(_ first: CallerID) {
+        storage = .one(first)
+    }
+
+    var count: Int {
+        switch storage {
+        case .one: 1
+        case .many(let set): set.count
+        }
+    }
+
+    func contains(_ caller: CallerID) -> Bool {
+        switch storage {
+        case .one(let only): only == caller
+        case .many(let set): set.contains(caller)
+        }
+    }
+
+    mutating func insert(_ caller: CallerID) {
+        switch storage {
+        case .one(let first):
+            storage = .many([first, caller])
+        case .many(var set):
+            storage = .one(caller) // lets go of the set, so that the insertion does not copy it
+            set.insert(caller)
+            storage = .many(set)
+        }
+    }
+
+    /// Removes a caller of a call that keeps at least one other.
+    mutating func remove(_ caller: CallerID) {
+        guard case .many(var set) = storage else {
+            preconditionFailure("a call's only caller leaves with its call")
+        }
+        storage = .one(caller)
+        set.remove(caller)
+        storage = .many(set)
+    }
+
+    func makeIterator() -> Iterator {
+        switch storage {
+        case .one(let caller): Iterator(storage: .one(caller))
+        case .many(let set): Iterator(storage: .many(set.makeIterator()))
+        }
+    }
+
+    /// Walks the callers without boxing: one per delivery, on every call's hot path.
+    struct Iterator: IteratorProtocol {
+        fileprivate enum Storage {
+            case one(CallerID?)
+            case many(Set<CallerID>.Iterator)
+        }
+
+        fileprivate var storage: Storage
+
+        mutating func next() -> CallerID? {
+            switch storage {
+            case .one(let caller):
+                storage = .one(nil)
+                return caller
+            case .many(var iterator):
+                let caller = iterator.next()
+                storage = .many(iterator)
+                return caller
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+extension SchedulerMachine {
+    /// An attempt the scheduler must start: make its task, hand it to the machine
+    /// (``SchedulerMachine/bind(_:to:)``), then run it.
+    struct AttemptStart {
+        let id: AttemptID
+        let request: PreparedRequest
+        let submission: Submission
+        /// The uptime since which its call waited in its line.
+        let waitingSince: UInt64
+    }
+
+    /// A token refresh the scheduler must run, then report with
+    /// ``SchedulerMachine/tokenRefreshed(_:rebuilt:now:)``.
+    struct TokenRefresh {
+        let call: CallID
+        let authenticator: TokenAuthenticator
+        /// The token the server rejected.
+        let rejected: String?
+    }
+
+    /// A call that will be tried again, for the event monitors.
+    struct Retry {
+        let request: PreparedRequest
+        let attempt: Int
+        let delay: TimeInterval
+        /// What the attempt before it ended with.
+        let outcome: Result<TransportResponse, ServiceError>
+    }
+
+    /// What the scheduler must do after an event, once it has released its lock.
+    struct Actions {
+        /// Attempts that got a budget slot.
+        var starts = SmallBatch<AttemptStart>()
+        /// Tasks whose attempts ended without them: cancel them.
+        var cancels = SmallBatch<AttemptTask>()
+        /// Callers whose outcome is decided, with what each gets.
+        var deliveries = SmallBatch<(CallerHandle, CallResult)>()
+        /// Callers that were cancelled: each gets `.cancelled`.
+        var cancelled: [CallerHandle] = []
+        /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:jitter:)``.
+        var armTimer: UInt64?
+        var refreshes = SmallBatch<TokenRefresh>()
+        var retries = SmallBatch<Retry>()
+
+        var isEmpty: Bool {
+            starts.count == 0 && cancels.count == 0 && deliveries.count == 0 && cancelled.isEmpty
+                && armTimer == nil && refreshes.count == 0 && retries.count == 0
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+
+// The events of attempts: they start, end, time out, back off, wait for a token, and decide
+// their callers' outcome.
+extension SchedulerMachine {
+    /// Hands the machine the task made for an attempt it started, so that it can be cancelled.
+    /// The scheduler calls this under the same lock as the event that started the attempt.
+    mutating func bind(_ attempt: AttemptID, to task: AttemptTask) {
+        guard case .running(var running) = calls[attempt.call.slot].attempt, running.serial == attempt.serial else {
+            preconditionFailure("\(attempt) is bound as soon as it starts")
+        }
+        running.task = task
+        calls[attempt.call.slot].attempt = .running(running)
+    }
+
+    /// An attempt's task ended with `outcome`. Frees its budget slot for the calls waiting,
+    /// then retries the call, refreshes its token, or delivers to its callers. An attempt that
+    /// had already ended (at its deadline) changes nothing.
+    mutating func attemptEnded(
+        _ attempt: AttemptID,
+        with outcome: Result<TransportResponse, ServiceError>,
+        timing: DataTaskOperation.Timing,
+        jitter: Double,
+        now: UInt64
+    ) -> Actions {
+        guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
+            return Actions()
+        }
+        return end(attempt.call, running, with: outcome, timing: timing, jitter: jitter, now: now)
+    }
+
+    /// The timer fired: attempts past their deadline end as `.timedOut` (their tasks are
+    /// cancelled), and calls whose backoff is over go back in their lines.
+    mutating func timerFired(now: UInt64, jitter: Double) -> Actions {
+        var actions = Actions()
+        let due = timers.filter { $0.value <= now }.keys.sorted { $0.slot.index < $1.slot.index }
+        for callID in due { timers[callID] = nil }
+        let (expired, backedOff) = due.reduce(into: ([(CallID, Running)](), [CallID]())) { lists, callID in
+            if let running = calls[callID.slot].running {
+                lists.0.append((callID, running))
+            } else {
+                lists.1.append(callID)
+            }
+        }
+        // Backoffs first: a call back in its line then competes, by priority, for the slots
+        // that the attempts past their deadline free next.
+        for callID in backedOff { line(callID, now: now) }
+        for (callID, running) in expired {
+            if let task = running.task { actions.cancels.append(task) }
+            let timing = DataTaskOperation.Timing(created: running.started, started: running.started, completed: now)
+            actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, jitter: jitter, now: now))
+        }
+        startWaitingOnEveryHost(now: now, into: &actions)
+        armedFor = nil
+        if let next = timers.values.min() { arm(next, into: &actions) }
+        return actions
+    }
+
+    /// A token refresh for `callID` ended: its request, rebuilt with the new token, is sent
+    /// again; or its callers get the error.
+    mutating func tokenRefreshed(_ callID: CallID, rebuilt: Result<PreparedRequest, ServiceError>, now: UInt64) -> Actions {
+        guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
+        var actions = Actions()
+        switch rebuilt {
+        case .success(var request):
+            if let key = call.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
+            calls[callID.slot].request = request
+            line(callID, now: now)
+            startWaiting(onHost: call.host, now: now, into: &actions)
+        case .failure(let error):
+            deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now), into: &actions)
+        }
+        return actions
+    }
+
+    /// The network became reachable or not. While it is not, no waiting call starts; once it
+    /// is, what fits starts.
+    mutating func connectivityChanged(isConnected: Bool, now: UInt64) -> Actions {
+        isOffline = !isConnected
+        var actions = Actions()
+        startWaitingOnEveryHost(now: now, into: &actions)
+        return actions
+    }
+
+    // MARK: - Ending an attempt
+
+    private mutating func end(
+        _ callID: CallID,
+        _ running: Running,
+        with outcome: Result<TransportResponse, ServiceError>,
+        timing: DataTaskOperation.Timing,
+        jitter: Double,
+        now: UInt64
+    ) -> Actions {
+        var actions = Actions()
+        let host = calls[callID.slot].host
+        freeSlot(of: running, onHost: host)
+        timers[callID] = nil
+        if calls[callID.slot].isAbandoned {
+            calls.remove(callID.slot)
+        } else {
+            calls[callID.slot].attempt = .between
+            decide(callID, after: outcome, timing: timing, jitter: jitter, now: now, into: &actions)
+        }
+        startWaiting(onHost: host, now: now, into: &actions)
+        return actions
+    }
+
+    /// What an attempt's outcome means for its call: a token refresh, a retry, or the outcome
+    /// its callers get.
+    private mutating func decide(
+        _ callID: CallID,
+        after outcome: Result<TransportResponse, ServiceError>,
+        timing: DataTaskOperation.Timing,
+        jitter: Double,
+        now: UInt64,
+        into actions: inout Actions
+    ) {
+        let call = calls[callID.slot]
+        if case .success(let payload) = outcome, payload.response.statusCode == 401,
+           let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
+            calls[callID.slot].replayedWithNewToken = true
+            actions.refreshes.append(TokenRefresh(call: callID, authenticator: authenticator,
+                                                  rejected: Self.bearerToken(of: call.request)))
+            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
+            return
+        }
+        if isOffline, case .failure(let error) = outcome, error.isConnectivityFailure {
+            // Offline with a monitor: wait in the line until the network returns; not an attempt.
+            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
+            line(callID, now: now)
+            return
+        }
+        let policy = call.submission.retryPolicy ?? defaultRetryPolicy
+        if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
+                                    isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter) {
+            calls[callID.slot].attemptNumber += 1
+            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber + 1, delay: delay,
+                                         outcome: outcome))
+            if delay > 0 {
+                setTimer(for: callID, at: now + UInt64(delay * 1_000_000_000), into: &actions)
+            } else {
+                line(callID, now: now)
+            }
+            return
+        }
+        deliver(outcome, of: callID, timing: timing, into: &actions)
+    }
+
+    /// Removes a call and every caller still with it, with what each gets.
+    mutating func deliver(
+        _ outcome: Result<TransportResponse, ServiceError>,
+        of callID: CallID,
+        timing: DataTaskOperation.Timing,
+        into actions: inout Actions
+    ) {
+        unregister(callID)
+        let call = calls.remove(callID.slot)
+        let statusCode = try? outcome.get().response.statusCode
+        let sharedDecodes = call.callers.count > 1 && statusCode != nil ? SharedDecodes() : nil
+        for id in call.callers {
+            let caller = callers.remove(id.slot)
+            guard case .attached(_, let since) = caller.stage else { continue }
+            let metrics = ResponseMetrics(
+                statusCode: statusCode,
+                wasShared: call.wasShared,
+                queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
+                networkDuration: timing.networkDuration
+            )
+            actions.deliveries.append((caller.handle, CallResult(outcome: outcome, metrics: metrics,
+                                                                 idempotencyKey: call.idempotencyKey,
+                                                                 sharedDecodes: sharedDecodes)))
+        }
+    }
+
+    // MARK: - The timer
+
+    /// Sets a call's one timer, arming the scheduler's timer if it is the earliest.
+    mutating func setTimer(for callID: CallID, at uptime: UInt64, into actions: inout Actions) {
+        timers[callID] = uptime
+        if let armedFor, armedFor <= uptime { return }
+        arm(uptime, into: &actions)
+    }
+
+    private mutating func arm(_ uptime: UInt64, into actions: inout Actions) {
+        armedFor = uptime
+        actions.armTimer = uptime
+    }
+
+    private static func bearerToken(of request: PreparedRequest) -> String? {
+        guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst("Bearer ".count))
+    }
+}
+
+extension SchedulerMachine.Actions {
+    /// Adds another event's actions to these.
+    mutating func merge(_ other: Self) {
+        starts.append(contentsOf: other.starts)
+        cancels.append(contentsOf: other.cancels)
+        deliveries.append(contentsOf: other.deliveries)
+        cancelled.append(contentsOf: other.cancelled)
+        if let time = other.armTimer { armTimer = min(armTimer ?? .max, time) }
+        refreshes.append(contentsOf: other.refreshes)
+        retries.append(contentsOf: other.retries)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+// The events of callers: they arrive, wait for dependencies, attach to calls, and leave.
+extension SchedulerMachine {
+    /// What became of a caller whose request was ready.
+    enum Attachment: Equatable {
+        /// It had left before it could attach.
+        case gone
+        /// It joined the identical call in flight.
+        case joined(CallID)
+        /// It made a new call, which sends `request` (with its idempotency key, if it got one).
+        case created(CallID, request: PreparedRequest)
+
+        static func == (lhs: Attachment, rhs: Attachment) -> Bool {
+            switch (lhs, rhs) {
+            case (.gone, .gone): true
+            case (.joined(let a), .joined(let b)): a == b
+            case (.created(let a, _), .created(let b, _)): a == b
+            default: false
+            }
+        }
+    }
+
+    /// A caller that waits for `dependencies` to succeed before its request is built.
+    mutating func add(_ handle: CallerHandle, priority: RequestPriority, waitingFor dependencies: Int) -> CallerID {
+        precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
+        return CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies))))
+    }
+
+    /// One dependency of a waiting caller succeeded. Returns whether its request is now to be
+    /// built (and then attached with ``attach(_:request:submission:key:newIdempotencyKey:now:)``).
+    mutating func dependencySucceeded(_ id: CallerID) -> Bool {
+        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return false }
+        callers[id.slot].stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
+        return remaining == 1
+    }
+
+    /// A new caller whose request is ready: it joins the identical call in flight, or makes a
+    /// new one. `newIdempotencyKey` is the key a new call gets when its request needs one and
+    /// carries none.
+    mutating func submit(
+        _ handle: CallerHandle,
+        priority: RequestPriority,
+        request: PreparedRequest,
+        submission: Submission,
+        key: RequestKey?,
+        newIdempotencyKey: String? = nil,
+        now: UInt64
+    ) -> (CallerID, Attachment, Actions) {
+        let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .building)))
+        let (attachment, actions) = attach(id, request: request, submission: submission, key: key,
+                                           newIdempotencyKey: newIdempotencyKey, now: now)
+        return (id, attachment, actions)
+    }
+
+    /// A caller whose dependencies succeeded, with its request now built: as ``submit``.
+    mutating func attach(
+        _ id: CallerID,
+        request: PreparedRequest,
+        submission: Submission,
+        key: RequestKey?,
+        newIdempotencyKey: String? = nil,
+        now: UInt64
+    ) -> (Attachment, Actions) {
+        guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
+        var actions = Actions()
+        if let key, let callID = registry[key] {
+            callers[id.slot].stage = .attached(callID, since: now)
+            calls[callID.slot].callers.insert(id)
+            calls[callID.slot].wasShared = true
+            reprioritize(callID, adding: caller.priority, now: now)
+            startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
+            return (.joined(callID), actions)
+        }
+        var sent = request
+        if let newIdempotencyKey, request.header("idempotency-key") == nil {
+            sent.setValue(newIdempotencyKey, forHTTPHeaderField: "Idempotency-Key")
+        }
+        var call = Call(key: key, idempotencyKey: sent.header("idempotency-key"), submission: submission,
+                        request: sent, host: host(named: sent.host), callers: CallerSet(id))
+        call.priorities.add(caller.priority)
+        let callID = CallID(slot: calls.insert(call))
+        if let key { registry[key] = callID }
+        callers[id.slot].stage = .attached(callID, since: now)
+        line(callID, now: now)
+        startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
+        return (.created(callID, request: sent), actions)
+    }
+
+    /// Ends a caller that is not attached to a call (a dependency failed, or its request could
+    /// not be built). Returns its handle, to deliver its error to, if it was still here.
+    mutating func remove(_ id: CallerID) -> CallerHandle? {
+        guard let caller = callers.lookup(id.slot) else { return nil }
+        switch caller.stage {
+        case .waiting, .building:
+            callers.remove(id.slot)
+            return caller.handle
+        case .attached:
+            return nil
+        }
+    }
+
+    /// Cancels callers: each still here ends with `.cancelled`; a call keeps going while other
+    /// callers want it, and one left with none leaves its line, or has its task cancelled.
+    mutating func cancel(_ ids: some Sequence<CallerID>) -> Actions {
+        var actions = Actions()
+        for id in ids {
+            guard let caller = callers.lookup(id.slot) else { continue }
+            callers.remove(id.slot)
+            actions.cancelled.append(caller.handle)
+            guard case .attached(let callID, _) = caller.stage else { continue }
+            if calls[callID.slot].callers.count == 1 {
+                if let task = abandon(callID) { actions.cancels.append(task) }
+            } else {
+                calls[callID.slot].callers.remove(id)
+                reprioritize(callID, removing: caller.priority)
+            }
+        }
+        return actions
+    }
+
+    // MARK: - Helpers
+
+    /// Ends a call whose last caller left: a waiting one leaves its line and a backing-off one
+    /// its timer; a running one keeps its budget slot until its task ends, and returns that
+    /// task, to cancel.
+    mutating func abandon(_ callID: CallID) -> AttemptTask? {
+        unregister(callID)
+        switch calls[callID.slot].attempt {
+        case .running(let running):
+            calls[callID.slot].attempt = .abandoned(running)
+            return running.task
+        case .waiting:
+            leaveLine(callID)
+            calls.remove(callID.slot)
+        case .between:
+            timers[callID] = nil
+            calls.remove(callID.slot)
+        case .abandoned:
+            preconditionFailure("\(callID) was abandoned twice")
+        }
+        return nil
+    }
+
+    /// Takes a call's key out of the registry, so that new identical requests make a new call.
+    mutating func unregister(_ callID: CallID) {
+        if let key = calls[callID.slot].key, registry[key] == callID { registry[key] = nil }
+    }
+}

@@ -1,0 +1,124 @@
+// Each host's line and budget: who waits, in which order, and who starts when a slot frees.
+extension SchedulerMachine {
+    /// The index of the host `name`, made on its first call.
+    mutating func host(named name: String) -> Int {
+        if let index = hostIndices[name] { return index }
+        hosts.append(Host(name: name))
+        hostIndices[name] = hosts.count - 1
+        return hosts.count - 1
+    }
+
+    /// Puts a call in its host's line at its highest caller's priority: at the back, or, for
+    /// a call already waiting that moves to another priority, at the place its arrival gives.
+    mutating func line(_ callID: CallID, now: UInt64) {
+        guard let priority = calls[callID.slot].priorities.highest else { return }
+        nextTicket += 1
+        let host = calls[callID.slot].host
+        let arrival: Int
+        let since: UInt64
+        if case .waiting(_, let firstArrival, let firstSince) = calls[callID.slot].attempt {
+            (arrival, since) = (firstArrival, firstSince)
+        } else {
+            (arrival, since) = (nextTicket, now)
+            hosts[host].waiting += 1
+        }
+        calls[callID.slot].attempt = .waiting(ticket: nextTicket, arrival: arrival, since: since)
+        hosts[host].line.append(.init(call: callID, ticket: nextTicket, arrival: arrival), priority: priority)
+        compactLine(of: host)
+    }
+
+    /// A waiting call left its host's line (its entry there is now stale).
+    mutating func leaveLine(_ callID: CallID) {
+        let host = calls[callID.slot].host
+        calls[callID.slot].attempt = .between
+        hosts[host].waiting -= 1
+        compactLine(of: host)
+    }
+
+    private mutating func compactLine(of host: Int) {
+        if hosts[host].waiting == 0 {
+            hosts[host].line.removeAll()
+        } else if hosts[host].line.isMostlyStale(live: hosts[host].waiting) {
+            let calls = calls
+            hosts[host].line.compact { Self.isLive($0, in: calls) }
+        }
+    }
+
+    /// Whether a line entry's call still waits under it: it is here, and has not moved on
+    /// (started, or lined up again at another priority) since the entry was made.
+    private static func isLive(_ entry: WaitingLine.Entry, in calls: Slots<Call>) -> Bool {
+        guard let call = calls.lookup(entry.call.slot), case .waiting(entry.ticket, _, _) = call.attempt else { return false }
+        return true
+    }
+
+    /// Gives a host's free budget slots to its first waiting calls. Low-priority calls stop
+    /// short of the slots kept for more urgent ones. Nothing starts while offline.
+    mutating func startWaiting(onHost host: Int, now: UInt64, into actions: inout Actions) {
+        guard !isOffline, hosts[host].running < budget, hosts[host].waiting > 0 else { return }
+        while hosts[host].running < budget {
+            let minimum: RequestPriority = hosts[host].lowPriorityRunning < lowPriorityBudget ? .background : .normal
+            guard let entry = hosts[host].line.popFirst(from: minimum) else { break }
+            guard Self.isLive(entry, in: calls) else { continue }
+            hosts[host].waiting -= 1
+            actions.starts.append(begin(entry.call, now: now, into: &actions))
+        }
+        if hosts[host].waiting == 0 { hosts[host].line.removeAll() }
+    }
+
+    /// Gives every host's free slots to its waiting calls.
+    mutating func startWaitingOnEveryHost(now: UInt64, into actions: inout Actions) {
+        for host in hosts.indices { startWaiting(onHost: host, now: now, into: &actions) }
+    }
+
+    /// Moves a waiting call to running, in one of its host's budget slots, with a deadline.
+    private mutating func begin(_ callID: CallID, now: UInt64, into actions: inout Actions) -> AttemptStart {
+        guard case .waiting(_, _, let since) = calls[callID.slot].attempt,
+              let priority = calls[callID.slot].priorities.highest else {
+            preconditionFailure("only a waiting call, which has callers, can begin an attempt")
+        }
+        let isLowPriority = priority < .normal
+        let host = calls[callID.slot].host
+        hosts[host].running += 1
+        if isLowPriority { hosts[host].lowPriorityRunning += 1 }
+        calls[callID.slot].attemptsStarted += 1
+        let serial = calls[callID.slot].attemptsStarted
+        calls[callID.slot].attempt = .running(Running(serial: serial, task: nil, holdsLowPrioritySlot: isLowPriority, started: now))
+        setTimer(for: callID, at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
+        return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
+                            submission: calls[callID.slot].submission, waitingSince: since)
+    }
+
+    /// Gives back the budget slot of an attempt that ended.
+    mutating func freeSlot(of running: Running, onHost host: Int) {
+        hosts[host].running -= 1
+        if running.holdsLowPrioritySlot { hosts[host].lowPriorityRunning -= 1 }
+    }
+
+    /// Counts a caller's priority in its call; moves the call in its line if its highest rose.
+    mutating func reprioritize(_ callID: CallID, adding priority: RequestPriority, now: UInt64) {
+        let before = calls[callID.slot].priorities.highest
+        calls[callID.slot].priorities.add(priority)
+        relineIfMoved(callID, from: before)
+    }
+
+    /// Stops counting a caller's priority in its call; moves the call if its highest fell.
+    mutating func reprioritize(_ callID: CallID, removing priority: RequestPriority) {
+        let before = calls[callID.slot].priorities.highest
+        calls[callID.slot].priorities.remove(priority)
+        relineIfMoved(callID, from: before)
+    }
+
+    private mutating func relineIfMoved(_ callID: CallID, from before: RequestPriority?) {
+        guard let after = calls[callID.slot].priorities.highest, after != before,
+              case .waiting(_, _, let since) = calls[callID.slot].attempt else { return }
+        line(callID, now: since)
+    }
+
+    /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a
+    /// longer one is capped there.
+    static func deadline(after start: UInt64, timeout: Double) -> UInt64 {
+        let day = 86_400.0
+        let seconds = timeout > 0 ? min(timeout, day) : day
+        return start + UInt64(seconds * 1_000_000_000)
+    }
+}

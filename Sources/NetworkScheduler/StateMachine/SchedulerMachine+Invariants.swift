@@ -1,0 +1,85 @@
+// What must hold after every event, recounted from scratch: the fuzz checks it after each step.
+extension SchedulerMachine {
+    /// Each invariant that does not hold, described; empty when the machine is consistent.
+    func invariantViolations() -> [String] {
+        var violations: [String] = []
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+            if !condition { violations.append(message()) }
+        }
+        var running = [Int](repeating: 0, count: hosts.count)
+        var lowPriorityRunning = [Int](repeating: 0, count: hosts.count)
+        var waiting = [Int](repeating: 0, count: hosts.count)
+        let allCalls = calls.all
+        for (slot, call) in allCalls {
+            let id = CallID(slot: slot)
+            var priorities = PriorityCounts()
+            for callerID in call.callers {
+                guard let caller = callers.lookup(callerID.slot) else {
+                    check(call.isAbandoned, "\(id) lists \(callerID), which has ended")
+                    continue
+                }
+                priorities.add(caller.priority)
+                if case .attached(let attachedTo, _) = caller.stage {
+                    check(attachedTo == id, "\(callerID) is with \(attachedTo), but listed by \(id)")
+                } else {
+                    check(false, "\(callerID) is listed by \(id) but not attached")
+                }
+            }
+            if !call.isAbandoned {
+                check(priorities.highest == call.priorities.highest, "\(id)'s highest priority is not its callers'")
+            }
+            if let key = call.key {
+                check(call.isAbandoned || registry[key] == id, "\(id) is not registered under its key")
+            }
+            switch call.attempt {
+            case .waiting:
+                waiting[call.host] += 1
+                check(timers[id] == nil, "\(id) waits in its line with a timer")
+            case .running(let attempt), .abandoned(let attempt):
+                running[call.host] += 1
+                if attempt.holdsLowPrioritySlot { lowPriorityRunning[call.host] += 1 }
+                check(timers[id] != nil, "\(id) runs without a deadline")
+            case .between:
+                break
+            }
+        }
+        for (slot, caller) in callers.all {
+            if case .attached(let callID, _) = caller.stage {
+                let call = calls.lookup(callID.slot)
+                check(call?.callers.contains(CallerID(slot: slot)) == true && call?.isAbandoned == false,
+                      "caller \(slot) is attached to \(callID), which does not list it")
+            }
+        }
+        for (key, id) in registry {
+            check(calls.lookup(id.slot)?.key == key && calls.lookup(id.slot)?.isAbandoned == false,
+                  "the registry names \(id), which is gone or has another key")
+        }
+        for id in timers.keys {
+            check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
+        }
+        if let earliest = timers.values.min() {
+            check(armedFor.map { $0 <= earliest } ?? false, "the timer is not armed for the earliest deadline")
+        }
+        for (index, host) in hosts.enumerated() {
+            check(host.running == running[index], "\(host.name) counts \(host.running) running, but \(running[index]) run")
+            check(host.lowPriorityRunning == lowPriorityRunning[index],
+                  "\(host.name) counts \(host.lowPriorityRunning) low-priority running, but \(lowPriorityRunning[index]) run")
+            check(host.waiting == waiting[index], "\(host.name) counts \(host.waiting) waiting, but \(waiting[index]) wait")
+            check(host.running <= budget, "\(host.name) runs \(host.running), over its budget of \(budget)")
+            check(host.lowPriorityRunning <= lowPriorityBudget, "\(host.name) runs too many low-priority calls")
+            check(host.line.entryCount >= host.waiting, "\(host.name)'s line lost a waiting call")
+            check(isOffline || host.waiting == 0 || host.running == budget
+                    || (host.lowPriorityRunning == lowPriorityBudget && !hasUrgentWaiter(onHost: index, among: allCalls)),
+                  "\(host.name) has a free slot and a call waiting that could take it")
+        }
+        return violations
+    }
+
+    /// Whether a call of `.normal` priority or above waits on `host`.
+    private func hasUrgentWaiter(onHost host: Int, among calls: [(id: SlotID, element: Call)]) -> Bool {
+        calls.contains { entry in
+            guard entry.element.host == host, case .waiting = entry.element.attempt else { return false }
+            return (entry.element.priorities.highest ?? .background) >= .normal
+        }
+    }
+}

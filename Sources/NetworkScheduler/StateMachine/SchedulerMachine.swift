@@ -1,0 +1,187 @@
+import Foundation
+
+/// One caller: one `send`, until its outcome is decided.
+struct CallerID: Hashable, Sendable, CustomStringConvertible {
+    let slot: SlotID
+    var description: String { "caller \(slot)" }
+}
+
+/// One network call, shared by identical callers, until its outcome is decided.
+struct CallID: Hashable, Sendable, CustomStringConvertible {
+    let slot: SlotID
+    var description: String { "call \(slot)" }
+}
+
+/// One try of a call on the wire: its call, and which of its tries.
+struct AttemptID: Hashable, Sendable, CustomStringConvertible {
+    let call: CallID
+    let serial: Int
+    var description: String { "\(call) attempt \(serial)" }
+}
+
+/// The scheduler's decisions, as a state machine: events in, ``Actions`` out.
+///
+/// It owns the callers, the network calls they share, and each host's waiting line and budget.
+/// It decides priority, budget, offline, deadlines, retries and token refreshes, and does
+/// nothing itself: no clock, no identifiers made at random, no queue, no lock, no callback.
+/// Time (uptime nanoseconds), fresh idempotency keys and jitter come in with the events; what
+/// must happen (start an attempt, cancel a task, deliver, arm the timer, refresh a token) goes
+/// out as ``Actions``, which ``RequestScheduler`` performs after releasing its lock.
+///
+/// `CallerHandle` and `AttemptTask` are what the scheduler attaches to a caller and to a running
+/// attempt (a ``RequestHandle`` and a ``DataTaskOperation``): the machine only hands them back.
+/// Tests drive it with plain values, synchronously.
+struct SchedulerMachine<CallerHandle, AttemptTask> {
+    /// The most attempts running at once per host.
+    let budget: Int
+    /// The most of them that `.low` and `.background` calls may hold, so that a more urgent
+    /// call finds a slot free.
+    let lowPriorityBudget: Int
+    /// The policy of calls whose request has none.
+    let defaultRetryPolicy: RetryPolicy
+
+    var callers = Slots<Caller>()
+    var calls = Slots<Call>()
+    /// The call in flight for each key, which identical requests join.
+    var registry: [RequestKey: CallID] = [:]
+    var hosts: [Host] = []
+    var hostIndices: [String: Int] = [:]
+    /// When each call with a timer is due: a running attempt's deadline, or the end of a
+    /// backoff.
+    var timers: [CallID: UInt64] = [:]
+    /// The uptime the scheduler's timer is armed for, if it is.
+    var armedFor: UInt64?
+    var nextTicket = 0
+    var isOffline = false
+
+    init(budget: Int, lowPriorityBudget: Int, defaultRetryPolicy: RetryPolicy) {
+        precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget)
+        self.budget = budget
+        self.lowPriorityBudget = lowPriorityBudget
+        self.defaultRetryPolicy = defaultRetryPolicy
+    }
+
+    // MARK: - What it holds
+
+    /// Where a caller is.
+    enum Stage {
+        /// Waiting for this many dependencies to succeed.
+        case waiting(dependencies: Int)
+        /// Ready: its request is being built, outside the machine.
+        case building
+        /// One of a call's callers since this uptime.
+        case attached(CallID, since: UInt64)
+    }
+
+    struct Caller {
+        let handle: CallerHandle
+        let priority: RequestPriority
+        var stage: Stage
+    }
+
+    /// Where a call's current attempt is.
+    enum AttemptState {
+        /// In its host's line since this uptime; `ticket` marks its live entry there, and
+        /// `arrival` its place within a priority, kept when it moves to another.
+        case waiting(ticket: Int, arrival: Int, since: UInt64)
+        /// On the wire since `started`, holding a budget slot; `task` once the scheduler made it.
+        case running(Running)
+        /// Waiting for a backoff to end (its timer), or for a new token.
+        case between
+        /// Its callers all left while it ran: it keeps its slot until its task ends.
+        case abandoned(Running)
+    }
+
+    struct Running {
+        let serial: Int
+        var task: AttemptTask?
+        let holdsLowPrioritySlot: Bool
+        let started: UInt64
+    }
+
+    struct Call {
+        let key: RequestKey?
+        /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422
+        /// their meaning.
+        let idempotencyKey: String?
+        /// How to build its request again after a token refresh, and its policies.
+        let submission: Submission
+        /// The request as sent, reused by every attempt.
+        var request: PreparedRequest
+        let host: Int
+        var attempt = AttemptState.between
+        /// The retry policy's count: the next attempt's number.
+        var attemptNumber = 1
+        /// Attempts started so far, which names each one.
+        var attemptsStarted = 0
+        var replayedWithNewToken = false
+        var wasShared = false
+        var callers: CallerSet
+        var priorities = PriorityCounts()
+    }
+
+    /// One host's budget and line.
+    struct Host {
+        let name: String
+        var running = 0
+        /// How many of `running` are `.low` or `.background` calls.
+        var lowPriorityRunning = 0
+        var line = WaitingLine()
+        /// Live entries in `line`.
+        var waiting = 0
+    }
+
+    // MARK: - Queries
+
+    /// Live callers, calls with callers, and registered keys: all zero once everything ended.
+    var census: (callers: Int, calls: Int, registered: Int) {
+        (callers.count, calls.all.count { !$0.element.isAbandoned }, registry.count)
+    }
+
+    /// Attempts holding a budget slot (and how many of those are low-priority ones), and calls
+    /// waiting for one, over all hosts.
+    var lineCounts: (running: Int, lowPriorityRunning: Int, waiting: Int) {
+        hosts.reduce(into: (0, 0, 0)) { counts, host in
+            counts.0 += host.running
+            counts.1 += host.lowPriorityRunning
+            counts.2 += host.waiting
+        }
+    }
+
+    /// Entries in the waiting lines, stale ones included.
+    var lineEntryCount: Int {
+        hosts.reduce(0) { $0 + $1.line.entryCount }
+    }
+
+    /// The tasks of the attempts on the wire.
+    var runningTasks: [AttemptTask] {
+        calls.all.compactMap { $0.element.running?.task }
+    }
+
+    /// How to build a call's request again, if its callers are still there.
+    func submission(of call: CallID) -> Submission? {
+        guard let entry = calls.lookup(call.slot), !entry.isAbandoned else { return nil }
+        return entry.submission
+    }
+}
+
+extension SchedulerMachine: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.Call: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+
+extension SchedulerMachine.Call {
+    var running: SchedulerMachine.Running? {
+        switch attempt {
+        case .running(let running), .abandoned(let running): running
+        case .waiting, .between: nil
+        }
+    }
+
+    var isAbandoned: Bool {
+        if case .abandoned = attempt { return true }
+        return false
+    }
+}

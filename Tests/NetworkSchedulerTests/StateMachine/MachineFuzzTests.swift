@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+/// Random sequences of events, seeded, one seed at a time (so that the suites that wait for
+/// real events keep a core): after every step every invariant of the machine holds
+/// (each counter equals a recount, the budget, the line, the registry, the timer), no caller
+/// gets a second outcome, no call starts while a more urgent one waits on its host; and once
+/// everything is answered, every caller ended exactly once and nothing is left.
+@Suite(.serialized) struct MachineFuzzTests {
+    /// 10 seeds × 10,000 steps in CI. `FUZZ_STEPS=1000000` runs longer, and `FUZZ_SEED=7` only
+    /// the seed a failure names, to replay it.
+    static let stepsPerSeed = ProcessInfo.processInfo.environment["FUZZ_STEPS"].flatMap(Int.init) ?? 10_000
+    static let seeds = ProcessInfo.processInfo.environment["FUZZ_SEED"].flatMap(UInt64.init).map { [$0] } ?? Array(1...10)
+
+    @Test(arguments: seeds)
+    func everyInvariantHoldsAfterEveryStep(seed: UInt64) async {
+        var run = FuzzRun(seed: seed)
+        for step in 0..<Self.stepsPerSeed {
+            // The fuzz runs on the cooperative pool, which has a thread per core: give it back
+            // now and then, so that the tests that wait for tasks meanwhile are not starved.
+            if step % 256 == 0 { await Task.yield() }
+            run.step()
+            let violations = run.driver.violations + run.driver.brokenContracts
+            guard violations.isEmpty else {
+                Issue.record("seed \(seed), step \(step) (\(run.lastEvent)): \(violations.prefix(3))")
+                return
+            }
+        }
+        run.drain()
+        #expect(run.driver.violations.isEmpty && run.driver.brokenContracts.isEmpty, "seed \(seed) after draining")
+        #expect(run.driver.machine.census == (0, 0, 0), "seed \(seed): \(run.driver.machine.census)")
+        #expect(run.driver.machine.lineEntryCount == 0 && run.driver.machine.timers.isEmpty, "seed \(seed)")
+        let counts = Dictionary(run.driver.outcomes.map { ($0.caller, 1) }, uniquingKeysWith: +)
+        let unended = run.sent.filter { counts[$0] != 1 }
+        #expect(unended.isEmpty, "seed \(seed): callers without exactly one outcome: \(unended.prefix(5))")
+    }
+}
+
+/// One seeded sequence of events on a machine with two hosts, a budget of 3 (2 for low
+/// priorities), a few paths (so that callers share calls), retries, token refreshes,
+/// deadlines, dependencies and the network coming and going.
+struct FuzzRun {
+    var driver = MachineDriver(budget: 3, lowPriorityBudget: 2)
+    var random: SeededRandom
+    /// Every caller sent.
+    var sent: [String] = []
+    /// Callers waiting for dependencies.
+    var dependents: [String] = []
+    /// Tasks the transport has not reported yet.
+    var unreported: [String] = []
+    var reported: [String] = []
+    var lastEvent = ""
+    private var isConnected = true
+    private let authenticator = TokenAuthenticator(token: "t") { _ in "u" }
+    private static let retrying = RetryPolicy(maxAttempts: 3, baseDelay: 0.5)
+
+    init(seed: UInt64) {
+        random = SeededRandom(seed: seed)
+    }
+
+    mutating func step() {
+        let roll = Int.random(in: 0..<100, using: &random)
+        switch roll {
+        case 0..<30: send()
+        case 30..<35: sendAfterDependencies()
+        case 35..<42: resolveADependency()
+        case 42..<54: cancelACaller()
+        case 54..<79: endAnAttempt()
+        case 79..<82: reportAnAttemptAgain()
+        case 82..<92: advanceTheClock()
+        case 92..<95: toggleTheNetwork()
+        default: finishARefresh()
+        }
+        startedTasks()
+    }
+
+    /// Answers everything until every caller has ended (bounded).
+    mutating func drain() {
+        for _ in 0..<1_000 where driver.machine.callers.count > 0 || !unreported.isEmpty {
+            lastEvent = "drain"
+            if !isConnected { toggleTheNetwork() }
+            while let name = dependents.popLast() {
+                driver.dependencySucceeded(name)
+                driver.dependencySucceeded(name) // for one that waits for two
+            }
+            while let refresh = driver.refreshes.first { driver.tokenRefreshed(refresh) }
+            startedTasks()
+            for task in unreported { driver.end(task) }
+            reported += unreported
+            unreported = []
+            driver.advance(seconds: 100)
+            startedTasks()
+        }
+    }
+
+    // MARK: - Events
+
+    private mutating func send() {
+        let name = "c\(sent.count)"
+        let path = ["/a", "/b", "/c", "/d"].randomElement(using: &random)!
+        let host = Bool.random(using: &random) ? "https://one.test" : "https://two.test"
+        let priority = RequestPriority.allCases.randomElement(using: &random)!
+        let method = Int.random(in: 0..<10, using: &random) < 8 ? "GET" : "POST"
+        let timeout = TimeInterval(Int.random(in: 1...30, using: &random))
+        let (request, _) = MachineDriver.request(method, host + path, shared: true, timeout: timeout)
+        let policy = Bool.random(using: &random) ? Self.retrying : nil
+        let authenticator = Int.random(in: 0..<10, using: &random) == 0 ? authenticator : nil
+        lastEvent = "send \(name) \(method) \(host)\(path) \(priority)"
+        driver.send(name, path, method: method, priority: priority, host: host,
+                    shared: Int.random(in: 0..<10, using: &random) > 0,
+                    submission: MachineDriver.submission(request, retryPolicy: policy, authenticator: authenticator),
+                    timeout: timeout)
+        sent.append(name)
+    }
+
+    private mutating func sendAfterDependencies() {
+        let name = "c\(sent.count)"
+        lastEvent = "send \(name) after dependencies"
+        driver.sendAfter(Int.random(in: 1...2, using: &random), name,
+                         priority: RequestPriority.allCases.randomElement(using: &random)!)
+        sent.append(name)
+        dependents.append(name)
+    }
+
+    private mutating func resolveADependency() {
+        guard !dependents.isEmpty else { return }
+        let index = Int.random(in: 0..<dependents.count, using: &random)
+        let name = dependents[index]
+        if Int.random(in: 0..<5, using: &random) == 0 {
+            lastEvent = "dependency of \(name) failed"
+            driver.dependencyFailed(name, with: .dependencyFailed(cause: .timedOut, dependency: RequestID(value: 0)))
+            dependents.remove(at: index)
+        } else {
+            lastEvent = "dependency of \(name) succeeded"
+            driver.dependencySucceeded(name, then: ["/a", "/b"].randomElement(using: &random)!)
+            if driver.machine.callers.lookup(driver.callers[name]!.slot).map({ if case .waiting = $0.stage { false } else { true } }) ?? true {
+                dependents.remove(at: index)
+            }
+        }
+    }
+
+    private mutating func cancelACaller() {
+        guard let name = sent.randomElement(using: &random) else { return }
+        lastEvent = "cancel \(name)"
+        driver.cancel(name)
+        dependents.removeAll { $0 == name }
+    }
+
+    private mutating func endAnAttempt() {
+        guard !unreported.isEmpty else { return }
+        let task = unreported.remove(at: Int.random(in: 0..<unreported.count, using: &random))
+        reported.append(task)
+        let roll = Int.random(in: 0..<100, using: &random)
+        lastEvent = "end \(task) (\(roll))"
+        switch roll {
+        case 0..<60: driver.end(task, status: 200)
+        case 60..<75: driver.end(task, status: 503)
+        case 75..<85: driver.end(task, status: 401)
+        case 85..<92: driver.end(task, error: .timedOut)
+        default: driver.end(task, error: .noConnection(URLError(.notConnectedToInternet)))
+        }
+    }
+
+    private mutating func reportAnAttemptAgain() {
+        guard let task = reported.randomElement(using: &random) else { return }
+        lastEvent = "report \(task) again"
+        driver.end(task, status: 200)
+    }
+
+    private mutating func advanceTheClock() {
+        let seconds = TimeInterval(Int.random(in: 0...5_000, using: &random)) / 1_000
+        lastEvent = "advance \(seconds) s"
+        driver.advance(seconds: seconds)
+    }
+
+    private mutating func toggleTheNetwork() {
+        isConnected.toggle()
+        lastEvent = isConnected ? "online" : "offline"
+        driver.setConnected(isConnected)
+    }
+
+    private mutating func finishARefresh() {
+        guard let refresh = driver.refreshes.randomElement(using: &random) else { return }
+        let fails = Int.random(in: 0..<4, using: &random) == 0
+        lastEvent = "refresh of \(refresh.call) \(fails ? "failed" : "succeeded")"
+        driver.tokenRefreshed(refresh, failing: fails ? .authenticationFailed(cause: .timedOut) : nil)
+    }
+
+    /// Tasks started since the last look, which the transport will report some day.
+    private mutating func startedTasks() {
+        let known = unreported.count + reported.count
+        unreported += driver.started.dropFirst(known)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import NetworkScheduler
+
+/// Drives a ``SchedulerMachine`` synchronously, as the scheduler does, with names for callers
+/// and tasks, a clock the test moves, and every action kept for the test to read: no threads,
+/// no sockets, no time passing.
+struct MachineDriver {
+    typealias Machine = SchedulerMachine<String, String>
+
+    var machine: Machine
+    /// The uptime, in nanoseconds, that events carry.
+    var now: UInt64 = 1_000_000_000
+    /// Callers by name.
+    var callers: [String: CallerID] = [:]
+    /// Every attempt started, by its task's name ("task 1", "task 2"…, in start order).
+    var attempts: [String: AttemptID] = [:]
+    /// Task names in the order their attempts started.
+    var started: [String] = []
+    /// What each caller got, in order.
+    var outcomes: [(caller: String, result: Result<Int, ServiceError>)] = []
+    /// Tasks the machine asked to cancel.
+    var cancelledTasks: [String] = []
+    /// Refreshes asked for and not yet reported.
+    var refreshes: [Machine.TokenRefresh] = []
+    var armedFor: UInt64?
+    /// Contracts broken by an action, as the fuzz checks them: a second outcome for a caller,
+    /// a call started while one of higher priority waited on its host.
+    var brokenContracts: [String] = []
+    private var ended: Set<String> = []
+
+    init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never) {
+        machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy)
+    }
+
+    // MARK: - Events
+
+    /// A caller sending `method path` (to `https://api.test` unless `host` says otherwise).
+    @discardableResult
+    mutating func send(
+        _ name: String,
+        _ path: String = "/users/1",
+        method: String = "GET",
+        priority: RequestPriority = .normal,
+        host: String = "https://api.test",
+        shared: Bool = true,
+        submission: Submission? = nil,
+        timeout: TimeInterval = 60
+    ) -> Machine.Attachment {
+        let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout)
+        let (id, attachment, actions) = machine.submit(name, priority: priority, request: request,
+                                                       submission: submission ?? Self.submission(request), key: key,
+                                                       now: now)
+        callers[name] = id
+        perform(actions)
+        return attachment
+    }
+
+    /// A caller that waits for `dependencies` before it sends `path`.
+    mutating func sendAfter(_ dependencies: Int, _ name: String, priority: RequestPriority = .normal) {
+        callers[name] = machine.add(name, priority: priority, waitingFor: dependencies)
+    }
+
+    /// One dependency of `name` succeeded; once all have, it sends `path`.
+    mutating func dependencySucceeded(_ name: String, then path: String = "/users/1") {
+        guard machine.dependencySucceeded(callers[name]!) else { return }
+        let (request, key) = Self.request("GET", "https://api.test" + path, shared: true, timeout: 60)
+        perform(machine.attach(callers[name]!, request: request, submission: Self.submission(request), key: key, now: now).1)
+    }
+
+    /// A dependency of `name` failed: it ends with `error`, unless it had already ended.
+    mutating func dependencyFailed(_ name: String, with error: ServiceError) {
+        if let handle = machine.remove(callers[name]!) { record(handle, .failure(error)) }
+    }
+
+    mutating func cancel(_ names: String...) {
+        perform(machine.cancel(names.map { callers[$0]! }))
+    }
+
+    /// The attempt of task `name` ended with `status` (and `headers`), or with `error`.
+    mutating func end(_ task: String, status: Int = 200, headers: [String: String] = [:], error: ServiceError? = nil) {
+        let attempt = attempts[task]!
+        let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
+            ?? .success(Self.response(status: status, headers: headers))
+        let timing = DataTaskOperation.Timing(created: now, started: now, completed: now)
+        perform(machine.attemptEnded(attempt, with: outcome, timing: timing, jitter: 0.5, now: now))
+    }
+
+    /// Moves the clock, and fires the timer if it is due.
+    mutating func advance(seconds: TimeInterval) {
+        now += UInt64(seconds * 1_000_000_000)
+        if let armed = armedFor, armed <= now {
+            armedFor = nil
+            perform(machine.timerFired(now: now, jitter: 0.5))
+        }
+    }
+
+    mutating func setConnected(_ isConnected: Bool) {
+        perform(machine.connectivityChanged(isConnected: isConnected, now: now))
+    }
+
+    /// A token refresh ended: the call's request is built again, or it fails with `error`.
+    mutating func tokenRefreshed(_ refresh: Machine.TokenRefresh, failing error: ServiceError? = nil) {
+        refreshes.removeAll { $0.call == refresh.call }
+        guard let submission = machine.submission(of: refresh.call) else { return }
+        let rebuilt: Result<PreparedRequest, ServiceError> = if let error { .failure(error) } else {
+            Result { () throws(ServiceError) in try submission.prepare() }
+        }
+        perform(machine.tokenRefreshed(refresh.call, rebuilt: rebuilt, now: now))
+    }
+
+    // MARK: - Reading
+
+    /// What `name` got, if it ended: the status it was delivered, or its error.
+    func outcome(of name: String) -> Result<Int, ServiceError>? {
+        outcomes.last { $0.caller == name }?.result
+    }
+
+    /// How many outcomes `name` got: one once it ended, never two.
+    func outcomeCount(of name: String) -> Int {
+        outcomes.count { $0.caller == name }
+    }
+
+    var violations: [String] { machine.invariantViolations() }
+
+    // MARK: - Performing actions
+
+    private mutating func perform(_ actions: Machine.Actions) {
+        for start in actions.starts {
+            checkNoMoreUrgentCallWaits(than: start.id.call)
+            let task = "task \(started.count + 1)"
+            machine.bind(start.id, to: task)
+            started.append(task)
+            attempts[task] = start.id
+        }
+        cancelledTasks.append(contentsOf: actions.cancels)
+        for (caller, result) in actions.deliveries {
+            record(caller, result.outcome.map(\.response.statusCode))
+        }
+        for caller in actions.cancelled { record(caller, .failure(.cancelled)) }
+        if let armTimer = actions.armTimer { armedFor = armTimer }
+        refreshes.append(contentsOf: actions.refreshes)
+    }
+
+    private mutating func record(_ caller: String, _ result: Result<Int, ServiceError>) {
+        if !ended.insert(caller).inserted { brokenContracts.append("\(caller) got a second outcome") }
+        outcomes.append((caller, result))
+    }
+
+    private mutating func checkNoMoreUrgentCallWaits(than callID: CallID) {
+        let started = machine.calls[callID.slot]
+        guard let priority = started.priorities.highest else { return }
+        for (slot, call) in machine.calls.all where call.host == started.host {
+            guard case .waiting = call.attempt, let waiting = call.priorities.highest, waiting > priority else { continue }
+            brokenContracts.append("call \(callID) started at \(priority) while call \(slot) waited at \(waiting)")
+        }
+    }
+
+    // MARK: - Values
+
+    static func request(_ method: String, _ url: String, shared: Bool, timeout: TimeInterval) -> (PreparedRequest, RequestKey?) {
+        var urlRequest = URLRequest(url: URL(string: url)!, timeoutInterval: timeout)
+        urlRequest.httpMethod = method
+        let request = PreparedRequest(urlRequest)
+        return (request, shared ? request.key(.automatic, ignoring: HeaderNames([])) : nil)
+    }
+
+    static func submission(_ request: PreparedRequest, retryPolicy: RetryPolicy? = nil,
+                           authenticator: TokenAuthenticator? = nil) -> Submission {
+        Submission(.urlRequest(request.urlRequest), deduplication: .automatic, retryPolicy: retryPolicy,
+                   authenticator: authenticator)
+    }
+
+    static func response(status: Int, headers: [String: String] = [:]) -> TransportResponse {
+        let url = URL(string: "https://api.test/")!
+        return TransportResponse(data: Data(), response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1",
+                                                                          headerFields: headers)!)
+    }
+}
