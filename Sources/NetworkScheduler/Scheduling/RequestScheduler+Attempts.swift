@@ -16,7 +16,8 @@ extension RequestScheduler {
     ) {
         let jitter = Double.random(in: 0...1)
         let now = DispatchTime.now().uptimeNanoseconds
-        feed { $0.attemptEnded(attempt, with: outcome, timing: timing, jitter: jitter, now: now) }
+        let date = Date()
+        feed { $0.attemptEnded(attempt, with: outcome, timing: timing, jitter: jitter, now: now, date: date) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

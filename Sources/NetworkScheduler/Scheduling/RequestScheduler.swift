@@ -331,7 +331,8 @@ public final class RequestScheduler: Sendable {
     private func timerFired() {
         let jitter = Double.random(in: 0...1)
         let now = DispatchTime.now().uptimeNanoseconds
-        feed { $0.timerFired(now: now, jitter: jitter) }
+        let date = Date()
+        feed { $0.timerFired(now: now, date: date, jitter: jitter) }
     }
 
     private func nextID() -> RequestID {

@@ -66,7 +66,8 @@ public struct RetryPolicy: Sendable, Equatable {
         method: String,
         isKeyed: Bool,
         after outcome: Result<TransportResponse, ServiceError>,
-        jitter: @autoclosure () -> Double
+        jitter: @autoclosure () -> Double,
+        date: Date
     ) -> TimeInterval? {
         guard attempt < maxAttempts else { return nil }
         var retryAfter: TimeInterval?
@@ -79,7 +80,7 @@ public struct RetryPolicy: Sendable, Equatable {
             guard retryableStatusCodes.contains(status) || keyInUse else { return nil }
             if status == 429 || status == 503,
                let header = payload.response.value(forHTTPHeaderField: "Retry-After") {
-                guard let seconds = Self.retryAfter(header), seconds <= maxRetryAfter else { return nil }
+                guard let seconds = Self.retryAfter(header, now: date), seconds <= maxRetryAfter else { return nil }
                 retryAfter = seconds
             }
         case .failure(.timedOut):
@@ -98,7 +99,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// Seconds from a `Retry-After` value: a number of seconds, or an HTTP-date.
-    static func retryAfter(_ value: String, now: Date = Date()) -> TimeInterval? {
+    static func retryAfter(_ value: String, now: Date) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = TimeInterval(trimmed) { return max(0, seconds) }
         let formatter = DateFormatter()

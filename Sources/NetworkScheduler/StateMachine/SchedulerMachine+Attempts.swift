@@ -14,24 +14,26 @@ extension SchedulerMachine {
     }
 
     /// An attempt's task ended with `outcome`. Frees its budget slot for the calls waiting,
-    /// then retries the call, refreshes its token, or delivers to its callers. An attempt that
+    /// then retries the call, refreshes its token, or delivers to its callers. `date` is the
+    /// wall clock, which a `Retry-After` date is counted from. An attempt that
     /// had already ended (at its deadline) changes nothing.
     mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
         jitter: Double,
-        now: UInt64
+        now: UInt64,
+        date: Date
     ) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
             return Actions()
         }
-        return end(attempt.call, running, with: outcome, timing: timing, jitter: jitter, now: now)
+        return end(attempt.call, running, with: outcome, timing: timing, jitter: jitter, now: now, date: date)
     }
 
     /// The timer fired: attempts past their deadline end as `.timedOut` (their tasks are
     /// cancelled), and calls whose backoff is over go back in their lines.
-    mutating func timerFired(now: UInt64, jitter: Double) -> Actions {
+    mutating func timerFired(now: UInt64, date: Date, jitter: Double) -> Actions {
         var actions = Actions()
         let due = timers.filter { $0.value <= now }.keys.sorted { $0.slot.index < $1.slot.index }
         for callID in due { timers[callID] = nil }
@@ -48,7 +50,8 @@ extension SchedulerMachine {
         for (callID, running) in expired {
             if let task = running.task { actions.cancels.append(task) }
             let timing = DataTaskOperation.Timing(created: running.started, started: running.started, completed: now)
-            actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, jitter: jitter, now: now))
+            actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, jitter: jitter, now: now,
+                                 date: date))
         }
         startWaitingOnEveryHost(now: now, into: &actions)
         armedFor = nil
@@ -90,7 +93,8 @@ extension SchedulerMachine {
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
         jitter: Double,
-        now: UInt64
+        now: UInt64,
+        date: Date
     ) -> Actions {
         var actions = Actions()
         let host = calls[callID.slot].host
@@ -100,7 +104,7 @@ extension SchedulerMachine {
             calls.remove(callID.slot)
         } else {
             calls[callID.slot].attempt = .between
-            decide(callID, after: outcome, timing: timing, jitter: jitter, now: now, into: &actions)
+            decide(callID, after: outcome, timing: timing, jitter: jitter, now: now, date: date, into: &actions)
         }
         startWaiting(onHost: host, now: now, into: &actions)
         return actions
@@ -114,12 +118,13 @@ extension SchedulerMachine {
         timing: DataTaskOperation.Timing,
         jitter: Double,
         now: UInt64,
+        date: Date,
         into actions: inout Actions
     ) {
         let call = calls[callID.slot]
         if case .success(let payload) = outcome, payload.response.statusCode == 401,
            let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
-            calls[callID.slot].replayedWithNewToken = true
+            call.replayedWithNewToken = true
             actions.refreshes.append(TokenRefresh(call: callID, authenticator: authenticator,
                                                   rejected: Self.bearerToken(of: call.request)))
             actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
@@ -133,10 +138,9 @@ extension SchedulerMachine {
         }
         let policy = call.submission.retryPolicy ?? defaultRetryPolicy
         if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
-                                    isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter) {
-            calls[callID.slot].attemptNumber += 1
-            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber + 1, delay: delay,
-                                         outcome: outcome))
+                                    isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter, date: date) {
+            call.attemptNumber += 1
+            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
             if delay > 0 {
                 setTimer(for: callID, at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {

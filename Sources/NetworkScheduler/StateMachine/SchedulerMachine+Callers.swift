@@ -64,7 +64,7 @@ extension SchedulerMachine {
     ) -> (Attachment, Actions) {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
         var actions = Actions()
-        if let key, let callID = registry[key] {
+        if let key, let callID = registered(key) {
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
@@ -76,11 +76,10 @@ extension SchedulerMachine {
         if let newIdempotencyKey, request.header("idempotency-key") == nil {
             sent.setValue(newIdempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         }
-        var call = Call(key: key, idempotencyKey: sent.header("idempotency-key"), submission: submission,
-                        request: sent, host: host(named: sent.host), callers: CallerSet(id))
-        call.priorities.add(caller.priority)
+        let call = Call(key: key, submission: submission, request: sent, host: host(named: sent.host), firstCaller: id,
+                        priority: caller.priority)
         let callID = CallID(slot: calls.insert(call))
-        if let key { registry[key] = callID }
+        if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
         line(callID, now: now)
         startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
@@ -142,8 +141,43 @@ extension SchedulerMachine {
         return nil
     }
 
+    /// The call in flight registered under `key`, if any.
+    func registered(_ key: RequestKey) -> CallID? {
+        var candidate = registry[key.hash]
+        while let id = candidate {
+            let call = calls[id.slot]
+            if call.key == key { return id }
+            candidate = call.nextWithSameHash
+        }
+        return nil
+    }
+
+    /// Registers a new call under its key, so that identical requests join it.
+    private mutating func register(_ callID: CallID) {
+        let call = calls[callID.slot]
+        guard let key = call.key else { return }
+        call.nextWithSameHash = registry.updateValue(callID, forKey: key.hash)
+        registeredCount += 1
+    }
+
     /// Takes a call's key out of the registry, so that new identical requests make a new call.
     mutating func unregister(_ callID: CallID) {
-        if let key = calls[callID.slot].key, registry[key] == callID { registry[key] = nil }
+        let call = calls[callID.slot]
+        guard let hash = call.key?.hash, let head = registry[hash] else { return }
+        defer { call.nextWithSameHash = nil }
+        if head == callID {
+            registry[hash] = call.nextWithSameHash
+            registeredCount -= 1
+            return
+        }
+        var previous = calls[head.slot]
+        while let next = previous.nextWithSameHash {
+            if next == callID {
+                previous.nextWithSameHash = call.nextWithSameHash
+                registeredCount -= 1
+                return
+            }
+            previous = calls[next.slot]
+        }
     }
 }

@@ -29,7 +29,7 @@ extension SchedulerMachine {
                 check(priorities.highest == call.priorities.highest, "\(id)'s highest priority is not its callers'")
             }
             if let key = call.key {
-                check(call.isAbandoned || registry[key] == id, "\(id) is not registered under its key")
+                check(call.isAbandoned || registered(key) == id, "\(id) is not registered under its key")
             }
             switch call.attempt {
             case .waiting:
@@ -50,10 +50,18 @@ extension SchedulerMachine {
                       "caller \(slot) is attached to \(callID), which does not list it")
             }
         }
-        for (key, id) in registry {
-            check(calls.lookup(id.slot)?.key == key && calls.lookup(id.slot)?.isAbandoned == false,
-                  "the registry names \(id), which is gone or has another key")
+        var registered = 0
+        for (hash, head) in registry {
+            var candidate: CallID? = head
+            while let id = candidate {
+                let call = calls.lookup(id.slot)
+                check(call?.key?.hash == hash && call?.isAbandoned == false,
+                      "the registry names \(id), which is gone or has another key")
+                registered += 1
+                candidate = call?.nextWithSameHash
+            }
         }
+        check(registered == registeredCount, "the registry counts \(registeredCount) keys, but holds \(registered)")
         for id in timers.keys {
             check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
         }

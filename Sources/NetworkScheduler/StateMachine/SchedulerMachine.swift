@@ -42,8 +42,12 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 
     var callers = Slots<Caller>()
     var calls = Slots<Call>()
-    /// The call in flight for each key, which identical requests join.
-    var registry: [RequestKey: CallID] = [:]
+    /// The call in flight for each key, which identical requests join: by the key's hash
+    /// (computed once, when the key is made), calls with the same hash chained through
+    /// `nextWithSameHash`, so that no key is hashed again.
+    var registry: [Int: CallID] = [:]
+    /// Keys in the registry.
+    var registeredCount = 0
     var hosts: [Host] = []
     var hostIndices: [String: Int] = [:]
     /// When each call with a timer is due: a running attempt's deadline, or the end of a
@@ -99,7 +103,10 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         let started: UInt64
     }
 
-    struct Call {
+    /// A call is an object, unlike the rest of the machine's state: each event reads and
+    /// writes a call many times, and a struct of this size would be copied (with every
+    /// reference it holds retained) at each read. Only its machine reaches it.
+    final class Call {
         let key: RequestKey?
         /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422
         /// their meaning.
@@ -118,6 +125,19 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         var wasShared = false
         var callers: CallerSet
         var priorities = PriorityCounts()
+        /// The next call registered under the same hash of its key (see `registry`).
+        var nextWithSameHash: CallID?
+
+        init(key: RequestKey?, submission: Submission, request: PreparedRequest, host: Int, firstCaller: CallerID,
+             priority: RequestPriority) {
+            self.key = key
+            idempotencyKey = request.header("idempotency-key")
+            self.submission = submission
+            self.request = request
+            self.host = host
+            callers = CallerSet(firstCaller)
+            priorities.add(priority)
+        }
     }
 
     /// One host's budget and line.
@@ -135,7 +155,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 
     /// Live callers, calls with callers, and registered keys: all zero once everything ended.
     var census: (callers: Int, calls: Int, registered: Int) {
-        (callers.count, calls.all.count { !$0.element.isAbandoned }, registry.count)
+        (callers.count, calls.all.count { !$0.element.isAbandoned }, registeredCount)
     }
 
     /// Attempts holding a budget slot (and how many of those are low-priority ones), and calls
@@ -168,7 +188,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 extension SchedulerMachine: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
-extension SchedulerMachine.Call: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+// Safety: a call is reached only through its machine, whose owner guards it (the scheduler's
+// lock), and holds nothing that is not Sendable.
+extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 

@@ -73,6 +73,23 @@ import Testing
         #expect(driver.started.count == 2)
     }
 
+    @Test func aRetryAfterDateIsCountedFromTheEventsDate() {
+        var driver = MachineDriver(retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0.1))
+        driver.send("a")
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        let inTenSeconds = formatter.string(from: driver.date.addingTimeInterval(10))
+
+        driver.end("task 1", status: 503, headers: ["Retry-After": inTenSeconds])
+
+        driver.advance(seconds: 9.5)
+        #expect(driver.started.count == 1)
+        driver.advance(seconds: 1)
+        #expect(driver.started.count == 2)
+    }
+
     @Test func aCallerCancelledDuringABackoffEndsAtOnceAndTheCallIsNotTriedAgain() {
         var driver = MachineDriver(retryPolicy: RetryPolicy(maxAttempts: 3, baseDelay: 1))
         driver.send("a")

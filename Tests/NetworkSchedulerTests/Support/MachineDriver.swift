@@ -13,6 +13,8 @@ struct MachineDriver {
     var machine: Machine
     /// The uptime, in nanoseconds, that events carry.
     var now: UInt64 = 1_000_000_000
+    /// The wall clock that events carry, moving with `now`.
+    var date: Date { Date(timeIntervalSince1970: 1_700_000_000 + Double(now) / 1_000_000_000) }
     /// Callers by name.
     var callers: [String: CallerID] = [:]
     /// Every attempt started, by its task's name ("task 1", "task 2"…, in start order).
@@ -85,7 +87,7 @@ struct MachineDriver {
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
         let timing = DataTaskOperation.Timing(created: now, started: now, completed: now)
-        perform(machine.attemptEnded(attempt, with: outcome, timing: timing, jitter: 0.5, now: now))
+        perform(machine.attemptEnded(attempt, with: outcome, timing: timing, jitter: 0.5, now: now, date: date))
     }
 
     /// Moves the clock, and fires the timer if it is due.
@@ -93,7 +95,7 @@ struct MachineDriver {
         now += UInt64(seconds * 1_000_000_000)
         if let armed = armedFor, armed <= now {
             armedFor = nil
-            perform(machine.timerFired(now: now, jitter: 0.5))
+            perform(machine.timerFired(now: now, date: date, jitter: 0.5))
         }
     }
 
