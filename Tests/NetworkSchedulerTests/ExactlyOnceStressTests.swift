@@ -96,7 +96,7 @@ import Testing
     /// One thread's share of callers, with the seed's random cancellations and answers between sends.
     private static func drive(worker: Int, seed: UInt64, scheduler: RequestScheduler, api: APIClient, server: Server,
                               ledger: Ledger) {
-        var random = SeededRandom(seed: seed &+ UInt64(worker))
+        var random = SplitMix64(seed: seed &+ UInt64(worker))
         let groups = (0..<8).map { _ in RequestGroup() }
         var handles: [RequestHandle] = []
         let perWorker = callers / workers

@@ -14,10 +14,9 @@ extension RequestScheduler {
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing
     ) {
-        let jitter = Double.random(in: 0...1)
         let now = DispatchTime.now().uptimeNanoseconds
         let date = Date()
-        feed { $0.attemptEnded(attempt, with: outcome, timing: timing, jitter: jitter, now: now, date: date) }
+        feed { $0.attemptEnded(attempt, with: outcome, timing: timing, now: now, date: date) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

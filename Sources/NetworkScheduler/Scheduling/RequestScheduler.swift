@@ -56,7 +56,7 @@ public final class RequestScheduler: Sendable {
         let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), maximumConcurrentRequestsPerHost - 1)
         state = Locked(Machine(budget: maximumConcurrentRequestsPerHost,
                                lowPriorityBudget: maximumConcurrentRequestsPerHost - reserved,
-                               defaultRetryPolicy: configuration.retryPolicy))
+                               defaultRetryPolicy: configuration.retryPolicy, jitterSeed: .random(in: .min ... .max)))
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
         if let monitor = configuration.connectivityMonitor {
@@ -329,10 +329,9 @@ public final class RequestScheduler: Sendable {
     }
 
     private func timerFired() {
-        let jitter = Double.random(in: 0...1)
         let now = DispatchTime.now().uptimeNanoseconds
         let date = Date()
-        feed { $0.timerFired(now: now, date: date, jitter: jitter) }
+        feed { $0.timerFired(now: now, date: date) }
     }
 
     private func nextID() -> RequestID {

@@ -39,7 +39,7 @@ extension SchedulerMachine {
         var deliveries = SmallBatch<(CallerHandle, CallResult)>()
         /// Callers that were cancelled: each gets `.cancelled`.
         var cancelled: [CallerHandle] = []
-        /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:date:jitter:)``.
+        /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:date:)``.
         var armTimer: UInt64?
         var refreshes = SmallBatch<TokenRefresh>()
         var retries = SmallBatch<Retry>()

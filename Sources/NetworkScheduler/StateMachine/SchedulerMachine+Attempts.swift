@@ -21,19 +21,18 @@ extension SchedulerMachine {
         _ attempt: AttemptID,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
-        jitter: Double,
         now: UInt64,
         date: Date
     ) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
             return Actions()
         }
-        return end(attempt.call, running, with: outcome, timing: timing, jitter: jitter, now: now, date: date)
+        return end(attempt.call, running, with: outcome, timing: timing, now: now, date: date)
     }
 
     /// The timer fired: attempts past their deadline end as `.timedOut` (their tasks are
     /// cancelled), and calls whose backoff is over go back in their lines.
-    mutating func timerFired(now: UInt64, date: Date, jitter: Double) -> Actions {
+    mutating func timerFired(now: UInt64, date: Date) -> Actions {
         var actions = Actions()
         let due = timers.filter { $0.value <= now }.keys.sorted { $0.slot.index < $1.slot.index }
         for callID in due { timers[callID] = nil }
@@ -50,8 +49,7 @@ extension SchedulerMachine {
         for (callID, running) in expired {
             if let task = running.task { actions.cancels.append(task) }
             let timing = DataTaskOperation.Timing(created: running.started, started: running.started, completed: now)
-            actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, jitter: jitter, now: now,
-                                 date: date))
+            actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, now: now, date: date))
         }
         startWaitingOnEveryHost(now: now, into: &actions)
         armedFor = nil
@@ -92,7 +90,6 @@ extension SchedulerMachine {
         _ running: Running,
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
-        jitter: Double,
         now: UInt64,
         date: Date
     ) -> Actions {
@@ -104,7 +101,7 @@ extension SchedulerMachine {
             calls.remove(callID.slot)
         } else {
             calls[callID.slot].attempt = .between
-            decide(callID, after: outcome, timing: timing, jitter: jitter, now: now, date: date, into: &actions)
+            decide(callID, after: outcome, timing: timing, now: now, date: date, into: &actions)
         }
         startWaiting(onHost: host, now: now, into: &actions)
         return actions
@@ -116,7 +113,6 @@ extension SchedulerMachine {
         _ callID: CallID,
         after outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing,
-        jitter: Double,
         now: UInt64,
         date: Date,
         into actions: inout Actions
@@ -138,7 +134,7 @@ extension SchedulerMachine {
         }
         let policy = call.submission.retryPolicy ?? defaultRetryPolicy
         if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
-                                    isKeyed: call.idempotencyKey != nil, after: outcome, jitter: jitter, date: date) {
+                                    isKeyed: call.idempotencyKey != nil, after: outcome, jitter: Double.random(in: 0...1, using: &jitter), date: date) {
             call.attemptNumber += 1
             actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
             if delay > 0 {

@@ -24,7 +24,8 @@ struct AttemptID: Hashable, Sendable, CustomStringConvertible {
 /// It owns the callers, the network calls they share, and each host's waiting line and budget.
 /// It decides priority, budget, offline, deadlines, retries and token refreshes, and does
 /// nothing itself: no clock, no identifiers made at random, no queue, no lock, no callback.
-/// Time (uptime nanoseconds), fresh idempotency keys and jitter come in with the events; what
+/// Time (uptime nanoseconds) and fresh idempotency keys come in with the events, and backoff
+/// jitter from a generator seeded once, at its making; what
 /// must happen (start an attempt, cancel a task, deliver, arm the timer, refresh a token) goes
 /// out as ``Actions``, which ``RequestScheduler`` performs after releasing its lock.
 ///
@@ -57,12 +58,15 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     var armedFor: UInt64?
     var nextTicket = 0
     var isOffline = false
+    /// Where backoff jitter comes from, drawn only when a backoff is decided.
+    var jitter: SplitMix64
 
-    init(budget: Int, lowPriorityBudget: Int, defaultRetryPolicy: RetryPolicy) {
+    init(budget: Int, lowPriorityBudget: Int, defaultRetryPolicy: RetryPolicy, jitterSeed: UInt64) {
         precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget)
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
         self.defaultRetryPolicy = defaultRetryPolicy
+        jitter = SplitMix64(seed: jitterSeed)
     }
 
     // MARK: - What it holds

@@ -51,10 +51,10 @@ import Testing
         #expect(driver.started == ["task 1", "task 2"], "the backing-off call gave its slot to the next")
 
         driver.end("task 2")
-        driver.advance(seconds: 0.6) // base 1 s, attempt 1, jitter 0.5
+        driver.advance(seconds: 1) // base 1 s × jitter, for the first retry
         #expect(driver.started == ["task 1", "task 2", "task 3"])
         driver.end("task 3", status: 503)
-        driver.advance(seconds: 1.0) // 2 s × 0.5
+        driver.advance(seconds: 2) // 2 s × jitter
         driver.end("task 4", status: 503)
 
         #expect(try driver.outcome(of: "a")?.get() == 503, "three attempts, then the answer")

@@ -42,7 +42,7 @@ import Testing
 /// deadlines, dependencies and the network coming and going.
 struct FuzzRun {
     var driver = MachineDriver(budget: 3, lowPriorityBudget: 2)
-    var random: SeededRandom
+    var random: SplitMix64
     /// Every caller sent.
     var sent: [String] = []
     /// Callers waiting for dependencies.
@@ -56,7 +56,7 @@ struct FuzzRun {
     private static let retrying = RetryPolicy(maxAttempts: 3, baseDelay: 0.5)
 
     init(seed: UInt64) {
-        random = SeededRandom(seed: seed)
+        random = SplitMix64(seed: seed)
     }
 
     mutating func step() {

@@ -34,7 +34,8 @@ struct MachineDriver {
     private var ended: Set<String> = []
 
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never) {
-        machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy)
+        machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
+                          jitterSeed: 1)
     }
 
     // MARK: - Events
@@ -87,7 +88,7 @@ struct MachineDriver {
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
         let timing = DataTaskOperation.Timing(created: now, started: now, completed: now)
-        perform(machine.attemptEnded(attempt, with: outcome, timing: timing, jitter: 0.5, now: now, date: date))
+        perform(machine.attemptEnded(attempt, with: outcome, timing: timing, now: now, date: date))
     }
 
     /// Moves the clock, and fires the timer if it is due.
@@ -95,7 +96,7 @@ struct MachineDriver {
         now += UInt64(seconds * 1_000_000_000)
         if let armed = armedFor, armed <= now {
             armedFor = nil
-            perform(machine.timerFired(now: now, date: date, jitter: 0.5))
+            perform(machine.timerFired(now: now, date: date))
         }
     }
 
