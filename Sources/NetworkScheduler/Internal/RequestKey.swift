@@ -8,10 +8,10 @@ import Foundation
 /// of two users differ in their `Authorization` or `Cookie`, and one in `Accept-Language`,
 /// `Range` or `If-None-Match` asks for another answer, so none of them share a call.
 ///
-/// A class, hashed once: a call keeps its key in one word, and the ``CallRegistry`` files the
-/// call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
+/// A class, hashed once: a call keeps its key in one word, and the machine's registry files
+/// the call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
 /// keeps the request's own strings, body and header dictionary (shared, not copied).
-final class RequestKey: Hashable, Sendable {
+final class RequestKey: Equatable, Sendable {
     private enum Identity: Sendable {
         case request(method: String, url: String, body: Data?, headers: HeaderFields, ignoring: HeaderNames)
         case custom(String)
@@ -47,10 +47,6 @@ final class RequestKey: Hashable, Sendable {
     init(custom key: String, hash: Int) {
         identity = .custom(key)
         self.hash = hash
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(hash)
     }
 
     static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {

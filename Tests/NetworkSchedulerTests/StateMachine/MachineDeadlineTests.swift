@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+/// The machine, driven synchronously (see `MachineDriver`): every attempt has a deadline the
+/// machine owns, on one timer, which a test moves.
+@Suite struct MachineDeadlineTests {
+    @Test func anAttemptPastItsDeadlineEndsAsTimedOutCancelsItsTaskAndFreesItsSlot() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("slow", "/slow", timeout: 2)
+        driver.send("next", "/next")
+        #expect(driver.armedFor == driver.now + 2_000_000_000)
+
+        driver.advance(seconds: 1.9)
+        #expect(driver.outcomes.isEmpty)
+        driver.advance(seconds: 0.2)
+
+        #expect(driver.outcome(of: "slow").map { if case .failure(.timedOut) = $0 { true } else { false } } == true)
+        #expect(driver.cancelledTasks == ["task 1"])
+        #expect(driver.started == ["task 1", "task 2"])
+        // The transport reports the cancelled task later: nothing changes.
+        driver.end("task 1", error: .cancelled)
+        #expect(driver.outcomeCount(of: "slow") == 1)
+        #expect(driver.machine.lineCounts.running == 1)
+        #expect(driver.violations.isEmpty)
+    }
+
+    @Test func theTimerIsArmedForTheEarliestDeadlineOnly() {
+        var driver = MachineDriver(budget: 3)
+        driver.send("a", "/a", timeout: 10)
+        let armedForA = driver.armedFor
+        driver.send("b", "/b", timeout: 20)
+        #expect(driver.armedFor == armedForA, "a later deadline does not re-arm the timer")
+        driver.send("c", "/c", timeout: 5)
+        #expect(driver.armedFor == driver.now + 5_000_000_000)
+
+        driver.end("task 3")
+        driver.advance(seconds: 5)
+        #expect(driver.outcomes.count == 1, "the timer fired with nothing due, and re-armed for a")
+        #expect(driver.armedFor == armedForA)
+        #expect(driver.violations.isEmpty)
+    }
+}
