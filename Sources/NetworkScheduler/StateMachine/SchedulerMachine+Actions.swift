@@ -43,10 +43,5 @@ extension SchedulerMachine {
         var armTimer: UInt64?
         var refreshes = SmallBatch<TokenRefresh>()
         var retries = SmallBatch<Retry>()
-
-        var isEmpty: Bool {
-            starts.count == 0 && cancels.count == 0 && deliveries.count == 0 && cancelled.isEmpty
-                && armTimer == nil && refreshes.count == 0 && retries.count == 0
-        }
     }
 }

@@ -3,22 +3,13 @@ import Foundation
 // The events of callers: they arrive, wait for dependencies, attach to calls, and leave.
 extension SchedulerMachine {
     /// What became of a caller whose request was ready.
-    enum Attachment: Equatable {
+    enum Attachment {
         /// It had left before it could attach.
         case gone
         /// It joined the identical call in flight.
         case joined(CallID)
         /// It made a new call, which sends `request` (with its idempotency key, if it got one).
         case created(CallID, request: PreparedRequest)
-
-        static func == (lhs: Attachment, rhs: Attachment) -> Bool {
-            switch (lhs, rhs) {
-            case (.gone, .gone): true
-            case (.joined(let a), .joined(let b)): a == b
-            case (.created(let a, _), .created(let b, _)): a == b
-            default: false
-            }
-        }
     }
 
     /// A caller that waits for `dependencies` to succeed before its request is built.
