@@ -9,10 +9,13 @@ import Testing
 /// timeout ends as `.timedOut`, its task is cancelled and its budget slot freed.
 @Suite struct AttemptDeadlineTests {
     @Test func aTransportThatNeverCallsBackEndsAtTheDeadlineAndFreesItsSlot() async {
-        // Given a host with one slot, held by a request whose transport never answers
+        // Given a host with one slot, held by a request whose transport never answers. The
+        // deadline counts from the attempt's start, so it is long enough for a queue thread to
+        // reach the transport on a machine busy with the other suites.
         let harness = Harness(budget: 1) { request in request.url?.path == "/v1/stuck" ? .never : .json(userJSON) }
         let outcomes = Outcomes<User>()
-        harness.api.send(Resource<User>(path: "stuck", timeout: 0.3), completion: outcomes.completion("stuck"))
+        harness.api.send(Resource<User>(path: "stuck", timeout: 1), completion: outcomes.completion("stuck"))
+        #expect(await harness.transport.arrivals.wait(for: 1).map(\.path) == ["/v1/stuck"])
         harness.api.send(Resource<User>(path: "next"), completion: outcomes.completion("next"))
 
         // Then it ends as timed out, its task is cancelled, and the next request gets the slot
@@ -26,9 +29,10 @@ import Testing
     @Test func everyCallerOfASharedCallGetsTheTimeout() async {
         let harness = Harness { _ in .never }
         let outcomes = Outcomes<User>()
-        let stuck = Resource<User>(path: "stuck", timeout: 0.2)
+        let stuck = Resource<User>(path: "stuck", timeout: 1)
         harness.api.send(stuck, completion: outcomes.completion("a"))
         harness.api.send(stuck, completion: outcomes.completion("b"))
+        #expect(await harness.transport.arrivals.wait(for: 1).count == 1)
 
         let results = await outcomes.wait(for: 2)
         #expect(results.values.map(\.failure) == [.timedOut, .timedOut])

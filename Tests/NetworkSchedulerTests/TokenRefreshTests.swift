@@ -94,7 +94,7 @@ import Testing
 
     @Test func aRefreshThatNeverReturnsFailsEveryoneAtItsDeadline() async {
         let refreshes = Counter()
-        let authenticator = TokenAuthenticator(token: "stale", timeout: 0.3) { _ in
+        let authenticator = TokenAuthenticator(token: "stale", timeout: 1) { _ in
             _ = refreshes.next()
             await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in } // stuck for good
             return "never"
