@@ -60,8 +60,8 @@ import Testing
 
     @Test func keysCompareTheWholeHeaderSetWhateverItsOrder() {
         let ignored = HeaderNames(RequestScheduler.Configuration.defaultHeadersIgnoredByDeduplication)
-        func key(_ headers: [String: String]) -> RequestKey {
-            RequestKey(method: "GET", url: "https://api.test/me", body: nil, headers: HeaderFields(headers), ignoring: ignored)
+        func key(_ headers: [String: String]) -> CallKey {
+            CallKey(method: "GET", url: "https://api.test/me", body: nil, headers: HeaderFields(headers), ignoring: ignored)
         }
         #expect(key(["A": "1", "B": "2", "User-Agent": "x"]) == key(["b": "2", "a": "1"]))
         #expect(key(["A": "1", "B": "2"]) != key(["A": "1"]))

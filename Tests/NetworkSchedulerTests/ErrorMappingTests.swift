@@ -69,7 +69,7 @@ import Testing
         let lost = URLError(.networkConnectionLost, userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "https://h/p?key=url-secret")!])
         let errors: [ServiceError] = [
             .server(response), .idempotencyKeyInUse(response), .authenticationFailed(cause: .server(response)),
-            .dependencyFailed(cause: .server(response), dependency: RequestID(value: 7)), .connectionLost(lost),
+            .dependencyFailed(cause: .server(response), dependency: RequestHandle.ID(value: 7)), .connectionLost(lost),
         ]
         for error in errors {
             for text in [String(describing: error), String(reflecting: error), error.localizedDescription,
@@ -89,9 +89,9 @@ import Testing
         request.httpBody = Data("body-secret".utf8)
         let response = ServerErrorResponse(statusCode: 500, body: Data(), headers: ["set-cookie": "cookie-secret"])
         let events: [RequestEvent] = [
-            .enqueued(RequestID(value: 1), .normal, request),
+            .enqueued(RequestHandle.ID(value: 1), .normal, request),
             .retried(request, attempt: 2, after: 1, cause: .server(response)),
-            .failed(RequestID(value: 1), .normal, .server(response), ResponseMetrics()),
+            .failed(RequestHandle.ID(value: 1), .normal, .server(response), ResponseMetrics()),
         ]
         for event in events {
             for text in [String(describing: event), String(reflecting: event)] {
@@ -206,7 +206,7 @@ import Testing
             .noConnection(URLError(.notConnectedToInternet)), .timedOut, .cancelled,
             .server(ServerErrorResponse(statusCode: 500)), .server(ServerErrorResponse(statusCode: 404, message: "no such user")),
             .undecodable(DecodingFailure(modelType: "User", codingPath: "email", reason: "missing key", bodyPrefix: "{}")),
-            .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut, dependency: RequestID(value: 1)),
+            .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut, dependency: RequestHandle.ID(value: 1)),
             .idempotencyKeyInUse(ServerErrorResponse(statusCode: 409)), .idempotencyKeyMismatch(ServerErrorResponse(statusCode: 422)),
             .authenticationFailed(cause: .server(ServerErrorResponse(statusCode: 401))),
             .transport(URLError(.badServerResponse)), .cannotConnect(URLError(.cannotConnectToHost)),

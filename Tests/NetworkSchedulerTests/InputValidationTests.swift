@@ -58,7 +58,7 @@ import Testing
 
     @Test(arguments: ["GET /admin HTTP/1.1\r\nX:", "GE T", "PO\nST", ""])
     func aMethodThatIsNotATokenIsRefused(method: String) async {
-        let (error, arrivals) = await send(Resource(HTTPMethod(rawValue: method), path: "echo"))
+        let (error, arrivals) = await send(Resource(HTTPVerb(rawValue: method), path: "echo"))
         #expect(Self.isInvalidRequest(error))
         #expect(arrivals.isEmpty)
     }
@@ -73,7 +73,7 @@ import Testing
         ftp.httpMethod = "GET"
         for request in [injected, ftp] {
             await #expect {
-                try await scheduler.value(for: Request<Data>(request, decoding: .data))
+                try await scheduler.value(for: Endpoint<Data>(request, decoding: .data))
             } throws: { Self.isInvalidRequest($0 as? ServiceError) }
         }
         #expect(transport.arrivals.count == 0)
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func aDeleteMayCarryABodyButAGetOrHeadMayNot() async {
-        let body = RequestBody.json(["reason": "spam"])
+        let body = EndpointBody.json(["reason": "spam"])
         #expect(await send(Resource(.delete, path: "posts/1", body: body)).error == nil)
         #expect(Self.isInvalidRequest(await send(Resource(.get, path: "posts/1", body: body)).error))
         #expect(Self.isInvalidRequest(await send(Resource(.head, path: "posts/1", body: body)).error))

@@ -5,12 +5,12 @@ import Testing
 @Suite struct SchedulerDeduplicationTests {
     @Test func joiningCallerGetsSharedResultWithoutSecondNetworkCall() async throws {
         let harness = Harness { _ in .hold }
-        let results = EventLog<Result<Response<User>, ServiceError>>()
-        let request = harness.api.request(Resource<User>(path: "users/1"))
+        let results = EventLog<Result<Reply<User>, ServiceError>>()
+        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
 
-        harness.scheduler.sendForResponse(request) { results.append($0) }
+        harness.scheduler.sendForReply(request) { results.append($0) }
         await harness.transport.arrivals.wait(for: 1)
-        harness.scheduler.sendForResponse(request) { results.append($0) }
+        harness.scheduler.sendForReply(request) { results.append($0) }
         harness.transport.release(with: .json(userJSON))
 
         let delivered = await results.wait(for: 2)
@@ -184,9 +184,9 @@ import Testing
 
     @Test func requestsThatDoNotOverlapInTimeMakeTheirOwnCalls() async throws {
         let harness = Harness()
-        let request = harness.api.request(Resource<User>(path: "users/1"))
-        let first = try await harness.scheduler.response(for: request)
-        let second = try await harness.scheduler.response(for: request)
+        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let first = try await harness.scheduler.reply(for: request)
+        let second = try await harness.scheduler.reply(for: request)
 
         #expect(harness.transport.arrivals.count == 2)
         #expect(!first.wasShared && !second.wasShared)

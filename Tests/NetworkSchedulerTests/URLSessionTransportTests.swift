@@ -16,7 +16,7 @@ import Testing
     @Test func aGetIsDecodedFromTheSessionsResponse() async throws {
         let (api, transport) = client(host: "get.urlsession.test") { _, _ in .json(userJSON) }
         defer { transport.invalidate() }
-        let response = try await api.response(for: Resource<User>(path: "users/1"))
+        let response = try await api.reply(for: Resource<User>(path: "users/1"))
         #expect(response.value.name == "Ada")
         #expect(response.statusCode == 200)
         #expect(response.metrics.networkDuration > 0)

@@ -37,7 +37,7 @@ struct PriorityUnderSaturation {
         let lowWireTimes = Samples()
         for page in 0..<lowRequests {
             let feed = Resource<Data>(path: "/feed", query: [URLQueryItem(name: "page", value: "\(page)")], decoding: .data)
-            scheduler.sendForResponse(api.request(feed), priority: .low) { result in
+            scheduler.sendForReply(api.endpoint(feed), priority: .low) { result in
                 if let metrics = try? result.get().metrics { lowWireTimes.append(metrics.networkDuration) }
                 lowsDone.tick()
             }
@@ -45,7 +45,7 @@ struct PriorityUnderSaturation {
         var highQueueWaits: [Double] = []
         for index in 0..<highRequests {
             let user = Resource<User>(path: "/users/\(1 + index % 3)", deduplication: .disabled)
-            let response = try await api.response(for: user, priority: .high)
+            let response = try await api.reply(for: user, priority: .high)
             highQueueWaits.append(response.metrics.queuedDuration)
         }
         let lowsWaiting = max(0, lowRequests - server.arrivals.count(.feed))

@@ -11,7 +11,7 @@ public final class ComposeScreenModel: Sendable {
 
     /// Submits the draft. If another screen submits the same draft at the same moment, both
     /// share one call and get the same post; the response says it was shared.
-    public func submit(_ draft: PostDraft) async -> Result<Response<Post>, ServiceError> {
+    public func submit(_ draft: PostDraft) async -> Result<Reply<Post>, ServiceError> {
         await withCheckedContinuation { continuation in
             api.posts.create(draft, group: group) { continuation.resume(returning: $0) }
         }

@@ -93,9 +93,9 @@ public struct PostsService: Sendable {
     @discardableResult
     public func create(
         _ draft: PostDraft, group: RequestGroup? = nil,
-        completion: @escaping @Sendable (Result<Response<Post>, ServiceError>) -> Void
+        completion: @escaping @Sendable (Result<Reply<Post>, ServiceError>) -> Void
     ) -> RequestHandle {
-        client.scheduler.sendForResponse(client.request(.create(draft)), priority: .critical, group: group,
+        client.scheduler.sendForReply(client.endpoint(.create(draft)), priority: .critical, group: group,
                                          completion: completion)
     }
 

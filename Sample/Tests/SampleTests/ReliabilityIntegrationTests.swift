@@ -16,8 +16,8 @@ import Testing
     @Test func aKeyedPostSentAgainGetsTheStoredFirstAnswer() async throws {
         try await Fixture.with { fixture in
             _ = try await fixture.logIn()
-            let first = try await fixture.api.client.response(for: keyed("once only", key: "k-1"))
-            let again = try await fixture.api.client.response(for: keyed("once only", key: "k-1"))
+            let first = try await fixture.api.client.reply(for: keyed("once only", key: "k-1"))
+            let again = try await fixture.api.client.reply(for: keyed("once only", key: "k-1"))
 
             #expect(first.value == again.value)
             #expect(again.statusCode == 201)

@@ -51,7 +51,7 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// ran. `cause` is where the failure began: the dependency's own error, or, down a chain
     /// of dependents, the error of the first request that failed. It is never itself a
     /// `dependencyFailed`, so a chain of any length makes an error one level deep.
-    indirect case dependencyFailed(cause: ServiceError, dependency: RequestID)
+    indirect case dependencyFailed(cause: ServiceError, dependency: RequestHandle.ID)
     /// Any other transport failure (a redirect loop, a redirect the policy refused…).
     case transport(URLError)
     /// An error thrown by the app's own code (a token refresh), as it was thrown.

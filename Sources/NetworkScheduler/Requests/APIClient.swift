@@ -71,10 +71,10 @@ public struct APIClient: Sendable {
         defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
     }
 
-    /// The request for a resource of this client, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
-    public func request<Model>(_ resource: Resource<Model>) -> Request<Model> {
+    /// A resource of this client as an endpoint, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    public func endpoint<Model>(_ resource: Resource<Model>) -> Endpoint<Model> {
         let submission = Submission(
-            .recipe(RequestRecipe(defaults: defaults, resource: resource)),
+            .recipe(EndpointRecipe(defaults: defaults, resource: resource)),
             deduplication: resource.deduplication,
             retryPolicy: resource.retryPolicy,
             sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
@@ -83,13 +83,13 @@ public struct APIClient: Sendable {
             maximumResponseSize: resource.maximumResponseSize,
             originBoundHeaders: defaults.originBoundHeaders
         )
-        return Request(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
+        return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)
     }
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.
     public func urlRequest<Model>(for resource: Resource<Model>) throws(ServiceError) -> URLRequest {
-        try RequestRecipe(defaults: defaults, resource: resource).prepare().urlRequest
+        try EndpointRecipe(defaults: defaults, resource: resource).prepare().urlRequest
     }
 
     /// The general case: `path` absolute or relative to `base`, with anything that needs
@@ -189,7 +189,7 @@ extension APIClient {
         after dependencies: [RequestHandle] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
-        scheduler.send(request(resource), priority: priority, group: group, after: dependencies, completion: completion)
+        scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, completion: completion)
     }
 
     /// Sends a resource of this client and returns its model; see
@@ -200,17 +200,17 @@ extension APIClient {
         group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = []
     ) async throws(ServiceError) -> Model {
-        try await scheduler.value(for: request(resource), priority: priority, group: group, after: dependencies)
+        try await scheduler.value(for: endpoint(resource), priority: priority, group: group, after: dependencies)
     }
 
     /// Sends a resource of this client and returns its model with the response; see
-    /// ``RequestScheduler/response(for:priority:group:after:)``.
-    public func response<Model>(
+    /// ``RequestScheduler/reply(for:priority:group:after:)``.
+    public func reply<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = []
-    ) async throws(ServiceError) -> Response<Model> {
-        try await scheduler.response(for: request(resource), priority: priority, group: group, after: dependencies)
+    ) async throws(ServiceError) -> Reply<Model> {
+        try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies)
     }
 }

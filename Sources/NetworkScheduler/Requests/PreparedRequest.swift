@@ -105,18 +105,18 @@ struct PreparedRequest: Sendable {
 
     /// The key that makes identical requests one call, or nil when it must not be shared.
     /// Every header counts but the `ignored` ones.
-    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames) -> RequestKey? {
+    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames) -> CallKey? {
         switch (deduplication, form) {
         case (.disabled, _):
             return nil
         case (.key(let key), _):
-            return RequestKey(custom: key)
+            return CallKey(custom: key)
         case (.automatic, .parts(let parts)):
-            return RequestKey(method: parts.method, url: parts.url, body: parts.body, headers: parts.headers, ignoring: ignored)
+            return CallKey(method: parts.method, url: parts.url, body: parts.body, headers: parts.headers, ignoring: ignored)
         case (.automatic, .built(let request)):
             // A streamed body cannot be compared, so such a request is never shared.
             guard let url = request.url, request.httpBodyStream == nil else { return nil }
-            return RequestKey(method: request.httpMethod ?? "GET", url: url.absoluteString, body: request.httpBody,
+            return CallKey(method: request.httpMethod ?? "GET", url: url.absoluteString, body: request.httpBody,
                               headers: HeaderFields(request.allHTTPHeaderFields ?? [:]), ignoring: ignored)
         }
     }

@@ -18,7 +18,7 @@ import Foundation
 /// ```
 public struct Resource<Model: Sendable>: Sendable {
     /// The HTTP method.
-    public var method: HTTPMethod
+    public var method: HTTPVerb
     /// The path below the client's base URL (`users/42`), or an absolute URL string for
     /// requests outside the API (an image on a CDN).
     public var path: String
@@ -27,7 +27,7 @@ public struct Resource<Model: Sendable>: Sendable {
     /// Headers of this endpoint; they override the client's.
     public var headers: [String: String]
     /// The body, for POST, PUT and PATCH.
-    public var body: RequestBody?
+    public var body: EndpointBody?
     /// The statuses that count as success; any other becomes ``ServiceError/server(_:)``.
     public var acceptableStatusCodes: Range<Int>
     /// The most seconds an attempt may take on the wire, from its start to its last byte,
@@ -52,11 +52,11 @@ public struct Resource<Model: Sendable>: Sendable {
 
     /// A resource with an explicit way to read its response.
     public init(
-        _ method: HTTPMethod = .get,
+        _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
         headers: [String: String] = [:],
-        body: RequestBody? = nil,
+        body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
         deduplication: Deduplication = .automatic,
@@ -109,11 +109,11 @@ extension Resource {
 extension Resource where Model: Decodable {
     /// A resource whose JSON response decodes into `Model`.
     public init(
-        _ method: HTTPMethod = .get,
+        _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
         headers: [String: String] = [:],
-        body: RequestBody? = nil,
+        body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
         deduplication: Deduplication = .automatic,
@@ -128,11 +128,11 @@ extension Resource where Model: Decodable {
 extension Resource where Model == Void {
     /// A resource whose response body is ignored.
     public init(
-        _ method: HTTPMethod = .get,
+        _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
         headers: [String: String] = [:],
-        body: RequestBody? = nil,
+        body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
         deduplication: Deduplication = .automatic

@@ -3,19 +3,12 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Identifies one caller of ``RequestScheduler/send(_:priority:group:after:completion:)``.
-public struct RequestID: Hashable, Sendable, CustomStringConvertible {
-    let value: UInt64
-    /// `#` and a number, unique in the process, in the order callers were sent.
-    public var description: String { "#\(value)" }
-}
-
 /// Something that happened to a request, for logging and metrics.
 public enum RequestEvent: Sendable {
     /// A caller's request entered a priority queue as a new network call.
-    case enqueued(RequestID, RequestPriority, URLRequest)
+    case enqueued(RequestHandle.ID, RequestPriority, URLRequest)
     /// A caller joined an identical call already in flight instead of making its own.
-    case joined(RequestID, RequestPriority, URLRequest)
+    case joined(RequestHandle.ID, RequestPriority, URLRequest)
     /// A network call started, after waiting `queuedFor` seconds.
     case started(URLRequest, queuedFor: TimeInterval)
     /// A network call will be tried again (`attempt` is the coming attempt's number) after
@@ -23,11 +16,11 @@ public enum RequestEvent: Sendable {
     /// replayed with a refreshed token, and when it waits for connectivity.
     case retried(URLRequest, attempt: Int, after: TimeInterval, cause: ServiceError)
     /// A caller got its model.
-    case succeeded(RequestID, RequestPriority, ResponseMetrics)
+    case succeeded(RequestHandle.ID, RequestPriority, ResponseMetrics)
     /// A caller ended with an error other than cancellation.
-    case failed(RequestID, RequestPriority, ServiceError, ResponseMetrics)
+    case failed(RequestHandle.ID, RequestPriority, ServiceError, ResponseMetrics)
     /// A caller was cancelled, by itself, its group or its Swift task.
-    case cancelled(RequestID, RequestPriority)
+    case cancelled(RequestHandle.ID, RequestPriority)
 }
 
 /// Observes a scheduler's events. Called synchronously on the thread where the event happens,

@@ -14,7 +14,7 @@
 /// }
 /// ```
 public final class RequestGroup: Sendable {
-    private let members = Locked<[RequestID: RequestHandle]>([:])
+    private let members = Locked<[RequestHandle.ID: RequestHandle]>([:])
 
     /// An empty group.
     public init() {}
@@ -50,7 +50,7 @@ public final class RequestGroup: Sendable {
         if handle.isFinished { remove(handle.id) }
     }
 
-    func remove(_ id: RequestID) {
+    func remove(_ id: RequestHandle.ID) {
         members.withLock { _ = $0.removeValue(forKey: id) }
     }
 }

@@ -29,8 +29,8 @@ public enum RequestOutcome: Sendable, Equatable {
 /// it shares with other callers goes on for them.
 ///
 /// ```swift
-/// let login = scheduler.send(auth.request(.login(credentials))) { result in … }
-/// scheduler.send(api.request(.me), priority: .high, after: [login]) { result in … }
+/// let login = scheduler.send(auth.endpoint(.login(credentials))) { result in … }
+/// scheduler.send(api.endpoint(.me), priority: .high, after: [login]) { result in … }
 /// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled, dependency: login.id)
 /// ```
 public final class RequestHandle: @unchecked Sendable {
@@ -38,7 +38,7 @@ public final class RequestHandle: @unchecked Sendable {
     // immutable or behind `phase`'s lock.
 
     /// Identifies this caller in events.
-    public let id: RequestID
+    public let id: RequestHandle.ID
     /// The priority the caller asked for.
     public let priority: RequestPriority
 
@@ -63,7 +63,7 @@ public final class RequestHandle: @unchecked Sendable {
     }
 
     init(
-        id: RequestID,
+        id: RequestHandle.ID,
         priority: RequestPriority,
         scheduler: RequestScheduler,
         submission: Submission,
@@ -192,6 +192,15 @@ public final class RequestHandle: @unchecked Sendable {
         for observer in observers { observer(outcome) }
         // Last, so that a monitor sees a caller end only once its dependents and group know.
         scheduler.record(outcome, of: self, metrics: result.metrics)
+    }
+}
+
+extension RequestHandle {
+    /// Identifies one caller of ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    public struct ID: Hashable, Sendable, CustomStringConvertible {
+        let value: UInt64
+        /// `#` and a number, unique in the process, in the order callers were sent.
+        public var description: String { "#\(value)" }
     }
 }
 

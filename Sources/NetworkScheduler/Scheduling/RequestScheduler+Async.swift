@@ -3,36 +3,36 @@ extension RequestScheduler {
     /// only; a call it shares with others goes on for them.
     ///
     /// ```swift
-    /// let friends = try await scheduler.value(for: api.request(.friends(of: me)), priority: .high)
+    /// let friends = try await scheduler.value(for: api.endpoint(.friends(of: me)), priority: .high)
     /// ```
     public func value<Model>(
-        for request: Request<Model>,
+        for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = []
     ) async throws(ServiceError) -> Model {
-        try await response(for: request, priority: priority, group: group, after: dependencies).value
+        try await reply(for: request, priority: priority, group: group, after: dependencies).value
     }
 
     /// Sends a request and returns its model with the response's status, headers and timing.
-    public func response<Model>(
-        for request: Request<Model>,
+    public func reply<Model>(
+        for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = []
-    ) async throws(ServiceError) -> Response<Model> {
+    ) async throws(ServiceError) -> Reply<Model> {
         let slot = CancellationSlot()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // A task cancelled before it asked sends nothing: cancelling a handle once it is
                 // enqueued would race with its operation starting on a queue's thread.
                 guard !slot.isCancelled else {
-                    continuation.resume(returning: Result<Response<Model>, ServiceError>.failure(.cancelled))
+                    continuation.resume(returning: Result<Reply<Model>, ServiceError>.failure(.cancelled))
                     return
                 }
                 // Delivered inline: the continuation itself hops to the awaiting task.
                 let handle = enqueue(request, priority: priority, group: group, after: dependencies,
-                                     callbacks: nil, completion: .response { continuation.resume(returning: $0) })
+                                     callbacks: nil, completion: .reply { continuation.resume(returning: $0) })
                 slot.attach(handle)
             }
         } onCancel: {

@@ -13,9 +13,9 @@ import FoundationNetworking
 /// let api = APIClient(baseURL: URL(string: "https://api.example.com")!, scheduler: scheduler)
 /// let screen = RequestGroup()
 ///
-/// let login = scheduler.send(api.request(.login(credentials)), priority: .critical) { result in … }
-/// scheduler.send(api.request(.me), priority: .high, group: screen, after: [login]) { result in … }
-/// scheduler.send(api.request(.feed(page: 2)), priority: .low, group: screen) { result in … }
+/// let login = scheduler.send(api.endpoint(.login(credentials)), priority: .critical) { result in … }
+/// scheduler.send(api.endpoint(.me), priority: .high, group: screen, after: [login]) { result in … }
+/// scheduler.send(api.endpoint(.feed(page: 2)), priority: .low, group: screen) { result in … }
 ///
 /// screen.cancelAll() // or let it go: a group cancels its requests when it is deinitialised
 /// ```
@@ -92,7 +92,7 @@ public final class RequestScheduler: Sendable {
     /// - Returns: the handle to cancel this caller, or to pass to another request's `after:`.
     @discardableResult
     public func send<Model>(
-        _ request: Request<Model>,
+        _ request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = [],
@@ -105,15 +105,15 @@ public final class RequestScheduler: Sendable {
     /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
     /// timing, and whether the call was shared.
     @discardableResult
-    public func sendForResponse<Model>(
-        _ request: Request<Model>,
+    public func sendForReply<Model>(
+        _ request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = [],
-        completion: @escaping @Sendable (Result<Response<Model>, ServiceError>) -> Void
+        completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                callbacks: callbacks, completion: .response(completion))
+                callbacks: callbacks, completion: .reply(completion))
     }
 
     // MARK: - The path of one request
@@ -122,11 +122,11 @@ public final class RequestScheduler: Sendable {
     /// than a closure adapting one to the other, which would be an allocation per request.
     enum Completion<Model: Sendable>: Sendable {
         case model(@Sendable (Result<Model, ServiceError>) -> Void)
-        case response(@Sendable (Result<Response<Model>, ServiceError>) -> Void)
+        case reply(@Sendable (Result<Reply<Model>, ServiceError>) -> Void)
 
         /// Reads the call's result with the caller's own request (its status codes, its model),
         /// hands the caller what it asked for, and says how the caller ended.
-        func deliver(_ callResult: CallResult, readingWith request: Request<Model>) -> RequestOutcome {
+        func deliver(_ callResult: CallResult, readingWith request: Endpoint<Model>) -> RequestOutcome {
             switch self {
             case .model(let completion):
                 do throws(ServiceError) {
@@ -136,23 +136,23 @@ public final class RequestScheduler: Sendable {
                     completion(.failure(error))
                     return RequestOutcome(error)
                 }
-            case .response(let completion):
-                return Self.deliverResponse(callResult, readingWith: request, to: completion)
+            case .reply(let completion):
+                return Self.deliverReply(callResult, readingWith: request, to: completion)
             }
         }
 
         /// Apart from `deliver`, whose every call would otherwise look up the generic types of
-        /// this path too (`Response<Model>` and its `Result`).
+        /// this path too (`Reply<Model>` and its `Result`).
         @inline(never)
-        private static func deliverResponse(
+        private static func deliverReply(
             _ callResult: CallResult,
-            readingWith request: Request<Model>,
-            to completion: @Sendable (Result<Response<Model>, ServiceError>) -> Void
+            readingWith request: Endpoint<Model>,
+            to completion: @Sendable (Result<Reply<Model>, ServiceError>) -> Void
         ) -> RequestOutcome {
             do throws(ServiceError) {
                 let model = try model(of: callResult, readingWith: request)
                 let payload = try callResult.outcome.get()
-                completion(.success(Response(value: model, httpResponse: payload.response, metrics: callResult.metrics)))
+                completion(.success(Reply(value: model, httpResponse: payload.response, metrics: callResult.metrics)))
                 return .succeeded
             } catch {
                 completion(.failure(error))
@@ -160,14 +160,14 @@ public final class RequestScheduler: Sendable {
             }
         }
 
-        private static func model(of callResult: CallResult, readingWith request: Request<Model>) throws(ServiceError) -> Model {
+        private static func model(of callResult: CallResult, readingWith request: Endpoint<Model>) throws(ServiceError) -> Model {
             try request.model(from: callResult.outcome.get(), idempotencyKey: callResult.idempotencyKey,
                               sharing: callResult.sharedDecodes)
         }
     }
 
     func enqueue<Model>(
-        _ request: Request<Model>,
+        _ request: Endpoint<Model>,
         priority: RequestPriority,
         group: RequestGroup?,
         after dependencies: [RequestHandle],
@@ -197,7 +197,7 @@ public final class RequestScheduler: Sendable {
         return handle
     }
 
-    private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestID, _ outcome: RequestOutcome) {
+    private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestHandle.ID, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
             let isReady = state.withLock { machine in handle.callerID.map { machine.dependencySucceeded($0) } ?? false }
@@ -334,8 +334,8 @@ public final class RequestScheduler: Sendable {
         feed { $0.timerFired(now: now, date: date) }
     }
 
-    private func nextID() -> RequestID {
-        RequestID(value: Self.lastID.withLock { id in
+    private func nextID() -> RequestHandle.ID {
+        RequestHandle.ID(value: Self.lastID.withLock { id in
             id += 1
             return id
         })

@@ -94,7 +94,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     func isSafeToRepeat(method: String, isKeyed: Bool) -> Bool {
-        HTTPMethod(rawValue: method).isIdempotent || isKeyed
+        HTTPVerb(rawValue: method).isIdempotent || isKeyed
             || retriesNonIdempotentRequests
     }
 

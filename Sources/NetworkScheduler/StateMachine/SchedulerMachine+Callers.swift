@@ -34,7 +34,7 @@ extension SchedulerMachine {
         priority: RequestPriority,
         request: PreparedRequest,
         submission: Submission,
-        key: RequestKey?,
+        key: CallKey?,
         newIdempotencyKey: String? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
@@ -49,7 +49,7 @@ extension SchedulerMachine {
         _ id: CallerID,
         request: PreparedRequest,
         submission: Submission,
-        key: RequestKey?,
+        key: CallKey?,
         newIdempotencyKey: String? = nil,
         now: UInt64
     ) -> (Attachment, Actions) {
@@ -133,7 +133,7 @@ extension SchedulerMachine {
     }
 
     /// The call in flight registered under `key`, if any.
-    func registered(_ key: RequestKey) -> CallID? {
+    func registered(_ key: CallKey) -> CallID? {
         var candidate = registry[key.hash]
         while let id = candidate {
             let call = calls[id.slot]

@@ -111,7 +111,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     /// writes a call many times, and a struct of this size would be copied (with every
     /// reference it holds retained) at each read. Only its machine reaches it.
     final class Call {
-        let key: RequestKey?
+        let key: CallKey?
         /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422
         /// their meaning.
         let idempotencyKey: String?
@@ -132,7 +132,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
-        init(key: RequestKey?, submission: Submission, request: PreparedRequest, host: Int, firstCaller: CallerID,
+        init(key: CallKey?, submission: Submission, request: PreparedRequest, host: Int, firstCaller: CallerID,
              priority: RequestPriority) {
             self.key = key
             idempotencyKey = request.header("idempotency-key")

@@ -137,7 +137,7 @@ struct FuzzRun {
         let name = dependents[index]
         if Int.random(in: 0..<5, using: &random) == 0 {
             lastEvent = "dependency of \(name) failed"
-            driver.dependencyFailed(name, with: .dependencyFailed(cause: .timedOut, dependency: RequestID(value: 0)))
+            driver.dependencyFailed(name, with: .dependencyFailed(cause: .timedOut, dependency: RequestHandle.ID(value: 0)))
             dependents.remove(at: index)
         } else {
             lastEvent = "dependency of \(name) succeeded"

@@ -100,7 +100,7 @@ extension Result {
 
 /// Keeps the scheduler's events, so that tests can wait for one.
 final class EventRecorder: RequestEventMonitor {
-    let joined = EventLog<RequestID>()
+    let joined = EventLog<RequestHandle.ID>()
     let started = EventLog<URLRequest>()
     let retried = EventLog<Int>()
     let ended = EventLog<RequestEvent>()

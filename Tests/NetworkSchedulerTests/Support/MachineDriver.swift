@@ -163,7 +163,7 @@ struct MachineDriver {
 
     // MARK: - Values
 
-    static func request(_ method: String, _ url: String, shared: Bool, timeout: TimeInterval) -> (PreparedRequest, RequestKey?) {
+    static func request(_ method: String, _ url: String, shared: Bool, timeout: TimeInterval) -> (PreparedRequest, CallKey?) {
         var urlRequest = URLRequest(url: URL(string: url)!, timeoutInterval: timeout)
         urlRequest.httpMethod = method
         let request = PreparedRequest(urlRequest)

@@ -11,7 +11,7 @@ import Foundation
 /// A class, hashed once: a call keeps its key in one word, and the machine's registry files
 /// the call under the key's `hash`, so that no lookup hashes the URL, body and headers again. It
 /// keeps the request's own strings, body and header dictionary (shared, not copied).
-final class RequestKey: Equatable, Sendable {
+final class CallKey: Equatable, Sendable {
     private enum Identity: Sendable {
         case request(method: String, url: String, body: Data?, headers: HeaderFields, ignoring: HeaderNames)
         case custom(String)
@@ -49,7 +49,7 @@ final class RequestKey: Equatable, Sendable {
         self.hash = hash
     }
 
-    static func == (lhs: RequestKey, rhs: RequestKey) -> Bool {
+    static func == (lhs: CallKey, rhs: CallKey) -> Bool {
         guard lhs !== rhs else { return true }
         guard lhs.hash == rhs.hash else { return false }
         switch (lhs.identity, rhs.identity) {

@@ -1,5 +1,5 @@
 /// An HTTP request method.
-public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
+public struct HTTPVerb: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
     /// The method's name, upper-cased.
     public let rawValue: String
 
@@ -16,19 +16,19 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     }
 
     /// Reads a resource.
-    public static let get: HTTPMethod = "GET"
+    public static let get: HTTPVerb = "GET"
     /// Reads a resource's headers only.
-    public static let head: HTTPMethod = "HEAD"
+    public static let head: HTTPVerb = "HEAD"
     /// Creates a resource or submits data.
-    public static let post: HTTPMethod = "POST"
+    public static let post: HTTPVerb = "POST"
     /// Replaces a resource.
-    public static let put: HTTPMethod = "PUT"
+    public static let put: HTTPVerb = "PUT"
     /// Changes part of a resource.
-    public static let patch: HTTPMethod = "PATCH"
+    public static let patch: HTTPVerb = "PATCH"
     /// Deletes a resource.
-    public static let delete: HTTPMethod = "DELETE"
+    public static let delete: HTTPVerb = "DELETE"
     /// Asks what a resource supports.
-    public static let options: HTTPMethod = "OPTIONS"
+    public static let options: HTTPVerb = "OPTIONS"
 
     /// Whether sending the request twice has the effect of sending it once (RFC 9110 §9.2.2).
     public var isIdempotent: Bool {

@@ -26,7 +26,7 @@ public struct ResponseMetrics: Sendable, Equatable {
 }
 
 /// A decoded model with the response it came from.
-public struct Response<Model: Sendable>: Sendable {
+public struct Reply<Model: Sendable>: Sendable {
     /// The model.
     public let value: Model
     /// The status line and headers.

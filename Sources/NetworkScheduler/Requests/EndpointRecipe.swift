@@ -39,13 +39,13 @@ final class ClientDefaults: Sendable {
 /// How to prepare one request of a client: the client's shared defaults and the resource's
 /// endpoint, and nothing else of either. A request keeps its recipe while it waits (and for a
 /// replay after a token refresh), so it holds ~100 bytes rather than a whole client and resource.
-struct RequestRecipe: Sendable {
+struct EndpointRecipe: Sendable {
     private let defaults: ClientDefaults
-    private let method: HTTPMethod
+    private let method: HTTPVerb
     private let path: String
     private let query: [URLQueryItem]
     private let headers: [String: String]
-    private let body: RequestBody?
+    private let body: EndpointBody?
     private let timeout: TimeInterval?
 
     init<Model>(defaults: ClientDefaults, resource: Resource<Model>) {

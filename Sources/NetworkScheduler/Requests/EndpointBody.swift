@@ -4,22 +4,22 @@ import Foundation
 ///
 /// Encoding happens when the request is built, so a value that cannot be encoded ends its
 /// caller with ``ServiceError/invalidRequest(reason:)`` instead of trapping.
-public struct RequestBody: Sendable {
+public struct EndpointBody: Sendable {
     /// The `Content-Type` header sent with the body.
     public let contentType: String
     let encode: @Sendable () throws -> Data
 
     /// Raw bytes, sent as they are.
-    public static func data(_ data: Data, contentType: String = "application/octet-stream") -> RequestBody {
-        RequestBody(contentType: contentType, encode: { data })
+    public static func data(_ data: Data, contentType: String = "application/octet-stream") -> EndpointBody {
+        EndpointBody(contentType: contentType, encode: { data })
     }
 
     /// A value encoded as JSON.
     public static func json<Value: Encodable & Sendable>(
         _ value: Value,
         encoder: JSONEncoder = JSONEncoder()
-    ) -> RequestBody {
-        RequestBody(contentType: "application/json", encode: { try encoder.encode(value) })
+    ) -> EndpointBody {
+        EndpointBody(contentType: "application/json", encode: { try encoder.encode(value) })
     }
 
     func makeData() throws(ServiceError) -> Data {

@@ -3,12 +3,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A request ready for the scheduler: how to build it, and how to read the answer.
+/// An endpoint ready for the scheduler: a resource resolved against its client (base URL,
+/// headers, token), with how to build its request and how to read the answer.
 ///
-/// Clients make these from resources (``APIClient/request(_:)``). The request is built when
+/// Clients make these from resources (``APIClient/endpoint(_:)``). The request is built when
 /// it is about to be scheduled, not when it is created, so a request that waits for a login
 /// (`after:`) is sent with the token that login stored.
-public struct Request<Model: Sendable>: Sendable {
+public struct Endpoint<Model: Sendable>: Sendable {
     /// What the scheduler needs whatever the model: how to build, share and retry the request.
     let submission: Submission
     let acceptableStatusCodes: Range<Int>
@@ -20,7 +21,7 @@ public struct Request<Model: Sendable>: Sendable {
         self.decoding = decoding
     }
 
-    /// A request for a `URLRequest` you built yourself. On a redirect to another origin it
+    /// An endpoint for a `URLRequest` you built yourself. On a redirect to another origin it
     /// drops `Authorization`, `Proxy-Authorization` and `Cookie`.
     public init(
         _ urlRequest: URLRequest,
@@ -69,7 +70,7 @@ final class Submission: Sendable {
     /// Where the request comes from.
     enum Source: Sendable {
         /// A client's resource, built when it is about to be scheduled.
-        case recipe(RequestRecipe)
+        case recipe(EndpointRecipe)
         /// A `URLRequest` the caller built, sent as it is.
         case urlRequest(URLRequest)
     }
