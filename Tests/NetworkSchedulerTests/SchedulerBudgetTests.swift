@@ -90,13 +90,13 @@ import Testing
 
     @Test func theBudgetNeverExceedsWhatTheTransportCanRun() {
         let transport = StubTransport(maximumConnectionsPerHost: 4)
-        let tooMany = RequestScheduler(configuration: .init(transport: transport, maximumConcurrentRequestsPerHost: 50))
-        let fewer = RequestScheduler(configuration: .init(transport: transport, maximumConcurrentRequestsPerHost: 2))
+        let tooMany = RequestScheduler(configuration: .init(transport: transport, hostBudget: 50))
+        let fewer = RequestScheduler(configuration: .init(transport: transport, hostBudget: 2))
         let unset = RequestScheduler(configuration: .init(transport: transport))
 
-        #expect(tooMany.maximumConcurrentRequestsPerHost == 4)
-        #expect(fewer.maximumConcurrentRequestsPerHost == 2)
-        #expect(unset.maximumConcurrentRequestsPerHost == 4)
+        #expect(tooMany.hostBudget == 4)
+        #expect(fewer.hostBudget == 2)
+        #expect(unset.hostBudget == 4)
     }
 
     @Test func theDefaultBudgetIsTheSessionsConnectionLimit() {
@@ -104,7 +104,7 @@ import Testing
         configuration.httpMaximumConnectionsPerHost = 3
         let transport = URLSessionTransport(configuration: configuration)
         let scheduler = RequestScheduler(configuration: .init(transport: transport))
-        #expect(scheduler.maximumConcurrentRequestsPerHost == 3)
+        #expect(scheduler.hostBudget == 3)
         transport.invalidate()
     }
 
@@ -114,7 +114,7 @@ import Testing
         let transport = URLSessionTransport()
         let scheduler = RequestScheduler(configuration: .init(transport: transport))
         #expect(transport.session.configuration.httpMaximumConnectionsPerHost == 6)
-        #expect(scheduler.maximumConcurrentRequestsPerHost == 4)
+        #expect(scheduler.hostBudget == 4)
         transport.invalidate()
     }
     #endif

@@ -20,7 +20,7 @@ struct GroupCancellation {
         transport.hold()
         let api = transport.client()
         // The budget's worth of requests outside the group hold every slot.
-        let budget = api.scheduler.maximumConcurrentRequestsPerHost
+        let budget = api.scheduler.hostBudget
         let blockers = Countdown(budget)
         for index in 0..<budget {
             api.send(Resource<User>(path: "/blockers/\(index)")) { _ in blockers.tick() }

@@ -48,7 +48,7 @@ struct FriendsDemo: AsyncParsableCommand {
         // A budget of two calls per host, so that the queue (and its priorities) can be seen.
         let api = SocialAPI(baseURL: url, configuration: .init(
             transport: transport,
-            maximumConcurrentRequestsPerHost: 2,
+            hostBudget: 2,
             eventMonitors: [metrics]
         ))
         let scenario = Scenario(api: api, server: server, narrator: narrator, metrics: metrics, burst: requests)

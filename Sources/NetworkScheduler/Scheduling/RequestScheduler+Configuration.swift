@@ -9,7 +9,7 @@ extension RequestScheduler {
     ///
     /// ```swift
     /// let scheduler = RequestScheduler { configuration in
-    ///     configuration.maximumConcurrentRequestsPerHost = 4
+    ///     configuration.hostBudget = 4
     ///     configuration.callbackQueue = .main // an app that wants completions on main
     ///     configuration.eventMonitors = [metrics]
     /// }
@@ -17,9 +17,9 @@ extension RequestScheduler {
     public struct Configuration: Sendable {
         /// What sends requests: a `URLSession` by default.
         public var transport: any HTTPTransport
-        /// The most network calls at once to one host; nil, and anything above it, means the
-        /// transport's own limit (a session's `httpMaximumConnectionsPerHost`).
-        public var maximumConcurrentRequestsPerHost: Int?
+        /// Each host's budget: the most attempts it runs at once. nil, and anything above it,
+        /// means the transport's own limit (a session's `httpMaximumConnectionsPerHost`).
+        public var hostBudget: Int?
         /// How many of a host's budget slots `.low` and `.background` calls leave free, so that a
         /// `.normal` or more urgent request arriving while they fill the host starts at once,
         /// instead of waiting for one of them to end (browsers hold back such "delayable"
@@ -67,7 +67,7 @@ extension RequestScheduler {
         /// A configuration; every parameter has the default described on its property.
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
-            maximumConcurrentRequestsPerHost: Int? = nil,
+            hostBudget: Int? = nil,
             slotsReservedAboveLowPriority: Int = 1,
             callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
             eventMonitors: [any RequestEventMonitor] = [],
@@ -75,7 +75,7 @@ extension RequestScheduler {
             connectivityMonitor: (any ConnectivityMonitor)? = nil
         ) {
             self.transport = transport
-            self.maximumConcurrentRequestsPerHost = maximumConcurrentRequestsPerHost
+            self.hostBudget = hostBudget
             self.slotsReservedAboveLowPriority = slotsReservedAboveLowPriority
             self.callbackQueue = callbackQueue
             self.eventMonitors = eventMonitors

@@ -25,8 +25,8 @@ import FoundationNetworking
 public final class RequestScheduler: Sendable {
     /// How this scheduler was set up.
     public let configuration: Configuration
-    /// The most network calls it runs at once to one host.
-    public let maximumConcurrentRequestsPerHost: Int
+    /// Each host's budget: the most attempts it runs at once to one host.
+    public let hostBudget: Int
 
     /// ``Configuration-swift.struct/headersIgnoredByDeduplication``, matched whatever their case.
     let headersIgnoredByDeduplication: HeaderNames
@@ -49,13 +49,13 @@ public final class RequestScheduler: Sendable {
         callbacks = CallbackQueue(configuration.callbackQueue)
         headersIgnoredByDeduplication = HeaderNames(configuration.headersIgnoredByDeduplication)
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
-        maximumConcurrentRequestsPerHost = min(
-            max(1, configuration.maximumConcurrentRequestsPerHost ?? transportLimit),
+        hostBudget = min(
+            max(1, configuration.hostBudget ?? transportLimit),
             transportLimit
         )
-        let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), maximumConcurrentRequestsPerHost - 1)
-        state = Locked(Machine(budget: maximumConcurrentRequestsPerHost,
-                               lowPriorityBudget: maximumConcurrentRequestsPerHost - reserved,
+        let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), hostBudget - 1)
+        state = Locked(Machine(budget: hostBudget,
+                               lowPriorityBudget: hostBudget - reserved,
                                defaultRetryPolicy: configuration.retryPolicy, jitterSeed: .random(in: .min ... .max)))
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }

@@ -3,10 +3,11 @@ import Testing
 @testable import NetworkScheduler
 
 /// Random sequences of events, seeded, one seed at a time (so that the suites that wait for
-/// real events keep a core), off the cooperative pool: after every step every invariant of the machine holds
-/// (each counter equals a recount, the budget, the line, the registry, the timer), no caller
-/// gets a second outcome, no call starts while a more urgent one waits on its host; and once
-/// everything is answered, every caller ended exactly once and nothing is left.
+/// real events keep a core), off the cooperative pool. After every step every invariant of the
+/// machine holds (each counter equals a recount, the budget, the line, the registry, the
+/// timer), no caller gets a second outcome, and no call starts while a more urgent one, or an
+/// earlier one of its priority, waits on its host; once everything is answered, every caller
+/// ended exactly once and nothing is left.
 @Suite(.serialized) struct MachineFuzzTests {
     /// 10 seeds × 10,000 steps in CI. `FUZZ_STEPS=1000000` runs longer, and `FUZZ_SEED=7` only
     /// the seed a failure names, to replay it.

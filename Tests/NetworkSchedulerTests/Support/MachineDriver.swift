@@ -29,9 +29,12 @@ struct MachineDriver {
     var refreshes: [Machine.TokenRefresh] = []
     var armedFor: UInt64?
     /// Contracts broken by an action, as the fuzz checks them: a second outcome for a caller,
-    /// a call started while one of higher priority waited on its host.
+    /// a call started while one of higher priority, or one of its own priority that entered the
+    /// line before it, waited on its host.
     var brokenContracts: [String] = []
     private var ended: Set<String> = []
+    /// Each waiting call's place within its priority after the last event.
+    private var lineArrivals: [CallID: Int] = [:]
 
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never) {
         machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
@@ -133,6 +136,7 @@ struct MachineDriver {
     private mutating func perform(_ actions: Machine.Actions) {
         for start in actions.starts {
             checkNoMoreUrgentCallWaits(than: start.id.call)
+            checkNoEarlierCallWaits(atThePriorityOf: start.id.call)
             let task = "task \(started.count + 1)"
             machine.bind(start.id, to: task)
             started.append(task)
@@ -145,6 +149,30 @@ struct MachineDriver {
         for caller in actions.cancelled { record(caller, .failure(.cancelled)) }
         if let armTimer = actions.armTimer { armedFor = armTimer }
         refreshes.append(contentsOf: actions.refreshes)
+        recordLineArrivals()
+    }
+
+    /// Where each waiting call stands within its priority, as of the last event.
+    private mutating func recordLineArrivals() {
+        lineArrivals = [:]
+        for (slot, call) in machine.calls.all {
+            if case .waiting(_, let arrival, _) = call.attempt { lineArrivals[CallID(slot: slot)] = arrival }
+        }
+    }
+
+    /// First in, first out within a priority: a call that starts has no call of its priority
+    /// waiting on its host that entered the line before it. A call that was waiting before this
+    /// event entered before every call that entered during it; among those, the machine's
+    /// arrival numbers are the only record of the order, so they are not compared here.
+    private mutating func checkNoEarlierCallWaits(atThePriorityOf callID: CallID) {
+        let started = machine.calls[callID.slot]
+        guard let priority = started.priorities.highest else { return }
+        let arrival = lineArrivals[callID] ?? .max
+        for (slot, call) in machine.calls.all where call.host == started.host {
+            guard case .waiting(_, let waitingArrival, _) = call.attempt, call.priorities.highest == priority,
+                  lineArrivals[CallID(slot: slot)] != nil, waitingArrival < arrival else { continue }
+            brokenContracts.append("call \(callID) started at \(priority) before call \(slot), which entered the line earlier")
+        }
     }
 
     private mutating func record(_ caller: String, _ result: Result<Int, ServiceError>) {

@@ -32,7 +32,7 @@ struct Fixture: Sendable {
         let session = sessionTransport.session
         let api = SocialAPI(baseURL: server.baseURL, configuration: .init(
             transport: transport ?? sessionTransport,
-            maximumConcurrentRequestsPerHost: budget,
+            hostBudget: budget,
             eventMonitors: eventMonitors,
             retryPolicy: retryPolicy
         ))
