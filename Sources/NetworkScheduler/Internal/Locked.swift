@@ -33,6 +33,8 @@ struct Locked<Value> {
             pthread_mutexattr_init(&attributes)
             defer { pthread_mutexattr_destroy(&attributes) }
             #if canImport(Glibc)
+            // Spins briefly before sleeping: the scheduler's lock is held for microseconds, and
+            // a waiter put to sleep each time cost more than the work it waited for.
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
             #endif
             let status = pthread_mutex_init(mutex, &attributes)
