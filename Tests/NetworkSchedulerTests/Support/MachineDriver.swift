@@ -135,8 +135,7 @@ struct MachineDriver {
 
     private mutating func perform(_ actions: Machine.Actions) {
         for start in actions.starts {
-            checkNoMoreUrgentCallWaits(than: start.id.call)
-            checkNoEarlierCallWaits(atThePriorityOf: start.id.call)
+            checkStartOrder(of: start.id.call)
             let task = "task \(started.count + 1)"
             machine.bind(start.id, to: task)
             started.append(task)
@@ -160,32 +159,27 @@ struct MachineDriver {
         }
     }
 
-    /// First in, first out within a priority: a call that starts has no call of its priority
-    /// waiting on its host that entered the line before it. A call that was waiting before this
-    /// event entered before every call that entered during it; among those, the machine's
-    /// arrival numbers are the only record of the order, so they are not compared here.
-    private mutating func checkNoEarlierCallWaits(atThePriorityOf callID: CallID) {
-        let started = machine.calls[callID.slot]
-        guard let priority = started.priorities.highest else { return }
-        let arrival = lineArrivals[callID] ?? .max
-        for (slot, call) in machine.calls.all where call.host == started.host {
-            guard case .waiting(_, let waitingArrival, _) = call.attempt, call.priorities.highest == priority,
-                  lineArrivals[CallID(slot: slot)] != nil, waitingArrival < arrival else { continue }
-            brokenContracts.append("call \(callID) started at \(priority) before call \(slot), which entered the line earlier")
-        }
-    }
-
     private mutating func record(_ caller: String, _ result: Result<Int, ServiceError>) {
         if !ended.insert(caller).inserted { brokenContracts.append("\(caller) got a second outcome") }
         outcomes.append((caller, result))
     }
 
-    private mutating func checkNoMoreUrgentCallWaits(than callID: CallID) {
+    /// Priority, then first in first out: a call that starts leaves no more urgent call
+    /// waiting on its host, and no call of its own priority that entered the line before it.
+    /// A call already waiting before this event entered before every call that entered during
+    /// it; among those, the machine's arrival numbers are the only record of the order, so they
+    /// are not compared here.
+    private mutating func checkStartOrder(of callID: CallID) {
         let started = machine.calls[callID.slot]
         guard let priority = started.priorities.highest else { return }
+        let arrival = lineArrivals[callID] ?? .max
         for (slot, call) in machine.calls.all where call.host == started.host {
-            guard case .waiting = call.attempt, let waiting = call.priorities.highest, waiting > priority else { continue }
-            brokenContracts.append("call \(callID) started at \(priority) while call \(slot) waited at \(waiting)")
+            guard case .waiting(_, let waitingArrival, _) = call.attempt, let waiting = call.priorities.highest else { continue }
+            if waiting > priority {
+                brokenContracts.append("call \(callID) started at \(priority) while call \(slot) waited at \(waiting)")
+            } else if waiting == priority, lineArrivals[CallID(slot: slot)] != nil, waitingArrival < arrival {
+                brokenContracts.append("call \(callID) started at \(priority) before call \(slot), which entered the line earlier")
+            }
         }
     }
 
