@@ -76,6 +76,6 @@ import Testing
         #expect(weakGroup == nil)
         #expect(weakJoiner == nil)
         #expect(harness.isIdle)
-        #expect(outcomes.log.elements.allSatisfy { $0.result.failure == .cancelled })
+        #expect(outcomes.log.count == 2 && outcomes.log.elements.allSatisfy { $0.result.failure == .cancelled })
     }
 }

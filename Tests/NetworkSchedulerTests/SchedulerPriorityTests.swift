@@ -70,29 +70,6 @@ import Testing
         #expect(await startOrder(harness, count: 6) == ["f0", "f1", "f2", "f3", "f4"])
     }
 
-    @Test func callersCancelledWhileTheirHostStaysBusyLeaveNothingAlive() async {
-        // Given a host kept busy, and ten callers that keep waiting
-        let harness = Harness(budget: 1) { _ in .hold }
-        harness.api.send(Resource<User>(path: "blocker")) { _ in }
-        await harness.transport.arrivals.wait(for: 1)
-        let waiting = (0..<10).map { harness.api.send(Resource<User>(path: "keep-\($0)"), priority: .low) { _ in } }
-
-        // When 10,000 others are sent and cancelled behind them
-        let cancelled = WeakHandles()
-        for index in 0..<10_000 {
-            let handle = harness.api.send(Resource<User>(path: "gone-\(index)"), priority: .low) { _ in }
-            handle.cancel()
-            cancelled.add(handle)
-        }
-        await harness.events.ended.wait(for: 10_000)
-
-        // Then the line keeps at most a bounded number of stale entries, and the handles go
-        let entries = harness.scheduler.state.withLock { $0.lineEntryCount }
-        #expect(entries <= 2 * waiting.count + 64)
-        #expect(cancelled.alive <= 2 * waiting.count + 64)
-        #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == waiting.count)
-    }
-
     // MARK: - The slot kept free of low-priority calls
 
     private func paths(_ arrivals: [StubTransport.Arrival]) -> [String] {
@@ -142,9 +119,39 @@ import Testing
     }
 }
 
+extension HeavyTests {
+    @Suite struct StaleLineEntryTests {
+        @Test func callersCancelledWhileTheirHostStaysBusyLeaveNothingAlive() async {
+            // Given a host kept busy, and ten callers that keep waiting
+            let harness = Harness(budget: 1) { _ in .hold }
+            harness.api.send(Resource<User>(path: "blocker")) { _ in }
+            await harness.transport.arrivals.wait(for: 1)
+            let waiting = (0..<10).map { harness.api.send(Resource<User>(path: "keep-\($0)"), priority: .low) { _ in } }
+
+            // When 10,000 others are sent and cancelled behind them
+            let cancelled = await onOwnThread {
+                let cancelled = WeakHandles()
+                for index in 0..<10_000 {
+                    let handle = harness.api.send(Resource<User>(path: "gone-\(index)"), priority: .low) { _ in }
+                    handle.cancel()
+                    cancelled.add(handle)
+                }
+                return cancelled
+            }
+            await harness.events.ended.wait(for: 10_000)
+
+            // Then the line keeps at most a bounded number of stale entries, and the handles go
+            let entries = harness.scheduler.state.withLock { $0.lineEntryCount }
+            #expect(entries <= 2 * waiting.count + 64)
+            #expect(cancelled.alive <= 2 * waiting.count + 64)
+            #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == waiting.count)
+        }
+    }
+}
+
 /// Weak references to handles, to see which are still alive.
 final class WeakHandles: @unchecked Sendable {
-    // Safety: used from one task only.
+    // Safety: used from one thread at a time, handed over by a continuation.
     private struct Box { weak var handle: RequestHandle? }
     private var boxes: [Box] = []
 

@@ -31,6 +31,7 @@ import Testing
         }
 
         let results = await outcomes.wait(for: 20)
+        #expect(results.count == 20)
         #expect(results.values.allSatisfy { $0.success?.id == 1 })
         #expect(refreshes.count == 1)
         #expect(harness.transport.arrivals.count == 40)
@@ -106,6 +107,7 @@ import Testing
         }
 
         let results = await outcomes.wait(for: 5)
+        #expect(results.count == 5)
         #expect(results.values.allSatisfy { $0.failure == .authenticationFailed(cause: .timedOut) })
 
         // A request rejected later with the same token fails at once, without a second refresh.
@@ -131,6 +133,7 @@ import Testing
 
         let results = await outcomes.wait(for: 200)
         let expected = ServiceError.authenticationFailed(cause: .underlying(UnderlyingError(SignedOut())))
+        #expect(results.count == 200)
         #expect(results.values.allSatisfy { $0.failure == expected })
         #expect(refreshes.count == 1)
 

@@ -7,165 +7,167 @@ import SocialApp
 import SocialServer
 import Testing
 
-/// What real networks and servers do, at volume, against SocialServer on loopback. Every loop
-/// is bounded in count, and every wait in time.
-@Suite(.serialized) struct StressTests {
-    @Test func tenThousandIdenticalPostsReachTheServerOnce() async throws {
-        let tally = Tally()
-        try await Fixture.with(eventMonitors: [tally]) { fixture in
-            _ = try await fixture.logIn()
-            let callers = 10_000
-            let draft = PostDraft(text: "Stress \(UUID().uuidString)")
-            let ledger = Ledger<Post>(callers: callers)
-            // Held at the server until every caller has been admitted, so that all overlap.
-            fixture.server.faults.hold(.createPost)
+extension HeavyTests {
+    /// What real networks and servers do, at volume, against SocialServer on loopback. Every loop
+    /// is bounded in count, and every wait in time.
+    @Suite struct StressTests {
+        @Test func tenThousandIdenticalPostsReachTheServerOnce() async throws {
+            let tally = Tally()
+            try await Fixture.with(eventMonitors: [tally]) { fixture in
+                _ = try await fixture.logIn()
+                let callers = 10_000
+                let draft = PostDraft(text: "Stress \(UUID().uuidString)")
+                let ledger = Ledger<Post>(callers: callers)
+                // Held at the server until every caller has been admitted, so that all overlap.
+                fixture.server.faults.hold(.createPost)
 
-            // Half from threads with completion handlers, half from tasks with async/await.
-            for thread in 0..<5 {
-                Thread {
-                    for index in 0..<1_000 {
-                        fixture.api.posts.create(draft) { ledger.record(thread * 1_000 + index, $0.map(\.value)) }
-                    }
-                }.start()
-            }
-            let tasks = Task {
-                await withTaskGroup(of: Void.self) { group in
-                    for index in 5_000..<callers {
-                        group.addTask {
-                            let result: Result<Post, ServiceError>
-                            do throws(ServiceError) { result = .success(try await fixture.api.client.value(for: .create(draft))) }
-                            catch { result = .failure(error) }
-                            ledger.record(index, result)
+                // Half from threads with completion handlers, half from tasks with async/await.
+                for thread in 0..<5 {
+                    Thread {
+                        for index in 0..<1_000 {
+                            fixture.api.posts.create(draft) { ledger.record(thread * 1_000 + index, $0.map(\.value)) }
+                        }
+                    }.start()
+                }
+                let tasks = Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for index in 5_000..<callers {
+                            group.addTask {
+                                let result: Result<Post, ServiceError>
+                                do throws(ServiceError) { result = .success(try await fixture.api.client.value(for: .create(draft))) }
+                                catch { result = .failure(error) }
+                                ledger.record(index, result)
+                            }
                         }
                     }
                 }
-            }
-            #expect(await tally.admitted.wait(for: callers + 1, timeout: 120) == callers + 1) // and the login
-            fixture.server.faults.release(.createPost)
-            await tasks.value
+                #expect(await tally.admitted.wait(for: callers + 1, timeout: 120) == callers + 1) // and the login
+                fixture.server.faults.release(.createPost)
+                await tasks.value
 
-            #expect(await ledger.ended.wait(for: callers, timeout: 120) == callers)
-            #expect(ledger.callersNotEndedOnce.isEmpty)
-            let posts = ledger.results.compactMap { try? $0.get() }
-            #expect(posts.count == callers)
-            #expect(Set(posts.map(\.id)).count == 1)
-            #expect(fixture.server.arrivals.count(.createPost) == 1)
+                #expect(await ledger.ended.wait(for: callers, timeout: 120) == callers)
+                #expect(ledger.callersNotEndedOnce.isEmpty)
+                let posts = ledger.results.compactMap { try? $0.get() }
+                #expect(posts.count == callers)
+                #expect(Set(posts.map(\.id)).count == 1)
+                #expect(fixture.server.arrivals.count(.createPost) == 1)
+            }
         }
-    }
 
-    @Test(arguments: [0xC0FFEE] as [UInt64])
-    func tenThousandMixedRequestsEachEndExactlyOnce(seed: UInt64) async throws {
-        let tally = Tally()
-        let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0.005, maxDelay: 0.05)
-        try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults[.user] = Fault(status: 503, failFirst: 400)
-            fixture.server.faults[.friends] = Fault(resetConnection: true, failFirst: 150)
-            fixture.server.faults[.post] = Fault(htmlErrorPage: true)
-            fixture.server.faults[.me] = .latency(milliseconds: 1_500)
+        @Test(arguments: [0xC0FFEE] as [UInt64])
+        func tenThousandMixedRequestsEachEndExactlyOnce(seed: UInt64) async throws {
+            let tally = Tally()
+            let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0.005, maxDelay: 0.05)
+            try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
+                _ = try await fixture.logIn()
+                fixture.server.faults[.user] = Fault(status: 503, failFirst: 400)
+                fixture.server.faults[.friends] = Fault(resetConnection: true, failFirst: 150)
+                fixture.server.faults[.post] = Fault(htmlErrorPage: true)
+                fixture.server.faults[.me] = .latency(milliseconds: 1_500)
 
-            let callers = 10_000
-            let workers = 4
-            let ledger = Ledger<Void>(callers: callers)
-            let done = WaitableCount()
-            for worker in 0..<workers {
-                Thread {
-                    MixedLoad(api: fixture.api, ledger: ledger, seed: seed &+ UInt64(worker))
-                        .run(callers: (worker * callers / workers)..<((worker + 1) * callers / workers))
-                    done.add()
-                }.start()
-            }
-            #expect(await done.wait(for: workers, timeout: 120) == workers)
-
-            #expect(await ledger.ended.wait(for: callers, timeout: 180) == callers)
-            #expect(ledger.callersNotEndedOnce.isEmpty)
-            let kinds = Dictionary(grouping: ledger.results, by: MixedLoad.kind).mapValues(\.count)
-            for kind in ["success", "cancelled", "server", "timedOut", "connectivity"] {
-                #expect((kinds[kind] ?? 0) > 0, "no caller ended as \(kind): \(kinds)")
-            }
-            #expect(kinds["other"] == nil, "every failure has a precise type: \(kinds)")
-            #expect(tally.retried.value > 100, "the 503s and resets were retried")
-
-            // The server saw every call the scheduler started, except those cancelled on the way.
-            // Not on the route that resets connections: there libcurl itself sends a request
-            // again when a reused connection closes with nothing received.
-            let resetting = { (path: String) in path.hasSuffix("/friends") }
-            let arrived = fixture.server.arrivals.all.count { $0.route != .login && !resetting($0.target) }
-            let started = tally.startedPaths.withLockedValue { $0.count { $0 != "/login" && !resetting($0) } }
-            #expect(arrived <= started)
-            #expect(started - arrived <= kinds["cancelled"] ?? 0)
-            #expect(fixture.server.arrivals.count(.friends) >= tally.startedPaths.withLockedValue { $0.count(where: resetting) })
-
-            // Nothing is left: no caller, call, key, queued operation or URLSession task.
-            let drained = WaitableCount()
-            Task { await fixture.api.scheduler.queuesDrained(); drained.add() }
-            #expect(await drained.wait(for: 1, timeout: 30) == 1)
-            #expect(fixture.api.scheduler.census == RequestScheduler.Census())
-            #expect(await fixture.session.taskCount() == 0)
-        }
-    }
-
-    @Test func twoHundredRequestsRejectedAtOnceShareOneRefresh() async throws {
-        try await Fixture.with { fixture in
-            _ = try await fixture.logIn()
-            await fixture.server.expireTokens()
-
-            let succeeded = await withTaskGroup(of: Bool.self) { group in
-                for page in 1...200 {
-                    group.addTask { (try? await fixture.api.client.value(for: .feed(page: page))) != nil }
+                let callers = 10_000
+                let workers = 4
+                let ledger = Ledger<Void>(callers: callers)
+                let done = WaitableCount()
+                for worker in 0..<workers {
+                    Thread {
+                        MixedLoad(api: fixture.api, ledger: ledger, seed: seed &+ UInt64(worker))
+                            .run(callers: (worker * callers / workers)..<((worker + 1) * callers / workers))
+                        done.add()
+                    }.start()
                 }
-                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-            }
+                #expect(await done.wait(for: workers, timeout: 120) == workers)
 
-            #expect(succeeded == 200)
-            #expect(fixture.server.arrivals.count(.login) == 2) // the first login, and one refresh
-            #expect(fixture.server.arrivals.count(.feed) >= 200)
-        }
-    }
-
-    @Test func aServerRestartLosesNothingAndCreatesNoPostTwice() async throws {
-        let policy = RetryPolicy(maxAttempts: 30, baseDelay: 0.05, maxDelay: 0.3)
-        let tally = Tally()
-        try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults[.createPost] = .latency(milliseconds: 20)
-            let prefix = "Restart \(UUID().uuidString)"
-
-            let run = Task {
-                await withTaskGroup(of: Result<Int?, ServiceError>.self) { group in
-                    for index in 0..<100 {
-                        group.addTask {
-                            let create = Resource<Post>.create(PostDraft(text: "\(prefix) #\(index)")).withIdempotencyKey()
-                            do throws(ServiceError) { return .success(try await fixture.api.client.value(for: create).id) }
-                            catch { return .failure(error) }
-                        }
-                    }
-                    for page in 1...150 {
-                        group.addTask {
-                            do throws(ServiceError) {
-                                _ = try await fixture.api.client.value(for: .feed(page: page % 7 + 1))
-                                return .success(nil)
-                            } catch { return .failure(error) }
-                        }
-                    }
-                    return await group.reduce(into: []) { $0.append($1) }
+                #expect(await ledger.ended.wait(for: callers, timeout: 180) == callers)
+                #expect(ledger.callersNotEndedOnce.isEmpty)
+                let kinds = Dictionary(grouping: ledger.results, by: MixedLoad.kind).mapValues(\.count)
+                for kind in ["success", "cancelled", "server", "timedOut", "connectivity"] {
+                    #expect((kinds[kind] ?? 0) > 0, "no caller ended as \(kind): \(kinds)")
                 }
-            }
-            #expect(await fixture.server.arrivals.wait(for: 30, at: .createPost))
-            try await fixture.server.restart()
-            let arrivedBeforeRestart = fixture.server.arrivals.count(.createPost)
-            let results = await run.value
+                #expect(kinds["other"] == nil, "every failure has a precise type: \(kinds)")
+                #expect(tally.retried.value > 100, "the 503s and resets were retried")
 
-            let failures = results.compactMap(\.failure)
-            #expect(failures.isEmpty, "\(failures.count) requests failed: \(failures.prefix(3))")
-            let ids = results.compactMap { try? $0.get() }
-            #expect(Set(ids).count == 100)
-            #expect(await fixture.server.postCount(withTextPrefix: prefix) == 100)
-            // The load spanned the restart: POSTs reached the new server too. Whether any attempt
-            // failed and was retried depends on timing (a graceful stop answers what is in
-            // progress, and libcurl resends on a closed kept-alive connection by itself).
-            #expect(fixture.server.arrivals.count(.createPost) > arrivedBeforeRestart,
-                    "no POST reached the restarted server (\(tally.retried.value) attempts retried)")
+                // The server saw every call the scheduler started, except those cancelled on the way.
+                // Not on the route that resets connections: there libcurl itself sends a request
+                // again when a reused connection closes with nothing received.
+                let resetting = { (path: String) in path.hasSuffix("/friends") }
+                let arrived = fixture.server.arrivals.all.count { $0.route != .login && !resetting($0.target) }
+                let started = tally.startedPaths.withLockedValue { $0.count { $0 != "/login" && !resetting($0) } }
+                #expect(arrived <= started)
+                #expect(started - arrived <= kinds["cancelled"] ?? 0)
+                #expect(fixture.server.arrivals.count(.friends) >= tally.startedPaths.withLockedValue { $0.count(where: resetting) })
+
+                // Nothing is left: no caller, call, key, queued operation or URLSession task.
+                let drained = WaitableCount()
+                Task { await fixture.api.scheduler.queuesDrained(); drained.add() }
+                #expect(await drained.wait(for: 1, timeout: 30) == 1)
+                #expect(fixture.api.scheduler.census == RequestScheduler.Census())
+                #expect(await fixture.session.taskCount() == 0)
+            }
+        }
+
+        @Test func twoHundredRequestsRejectedAtOnceShareOneRefresh() async throws {
+            try await Fixture.with { fixture in
+                _ = try await fixture.logIn()
+                await fixture.server.expireTokens()
+
+                let succeeded = await withTaskGroup(of: Bool.self) { group in
+                    for page in 1...200 {
+                        group.addTask { (try? await fixture.api.client.value(for: .feed(page: page))) != nil }
+                    }
+                    return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+                }
+
+                #expect(succeeded == 200)
+                #expect(fixture.server.arrivals.count(.login) == 2) // the first login, and one refresh
+                #expect(fixture.server.arrivals.count(.feed) >= 200)
+            }
+        }
+
+        @Test func aServerRestartLosesNothingAndCreatesNoPostTwice() async throws {
+            let policy = RetryPolicy(maxAttempts: 30, baseDelay: 0.05, maxDelay: 0.3)
+            let tally = Tally()
+            try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
+                _ = try await fixture.logIn()
+                fixture.server.faults[.createPost] = .latency(milliseconds: 20)
+                let prefix = "Restart \(UUID().uuidString)"
+
+                let run = Task {
+                    await withTaskGroup(of: Result<Int?, ServiceError>.self) { group in
+                        for index in 0..<100 {
+                            group.addTask {
+                                let create = Resource<Post>.create(PostDraft(text: "\(prefix) #\(index)")).withIdempotencyKey()
+                                do throws(ServiceError) { return .success(try await fixture.api.client.value(for: create).id) }
+                                catch { return .failure(error) }
+                            }
+                        }
+                        for page in 1...150 {
+                            group.addTask {
+                                do throws(ServiceError) {
+                                    _ = try await fixture.api.client.value(for: .feed(page: page % 7 + 1))
+                                    return .success(nil)
+                                } catch { return .failure(error) }
+                            }
+                        }
+                        return await group.reduce(into: []) { $0.append($1) }
+                    }
+                }
+                #expect(await fixture.server.arrivals.wait(for: 30, at: .createPost))
+                try await fixture.server.restart()
+                let arrivedBeforeRestart = fixture.server.arrivals.count(.createPost)
+                let results = await run.value
+
+                let failures = results.compactMap(\.failure)
+                #expect(failures.isEmpty, "\(failures.count) requests failed: \(failures.prefix(3))")
+                let ids = results.compactMap { try? $0.get() }
+                #expect(Set(ids).count == 100)
+                #expect(await fixture.server.postCount(withTextPrefix: prefix) == 100)
+                // The load spanned the restart: POSTs reached the new server too. Whether any attempt
+                // failed and was retried depends on timing (a graceful stop answers what is in
+                // progress, and libcurl resends on a closed kept-alive connection by itself).
+                #expect(fixture.server.arrivals.count(.createPost) > arrivedBeforeRestart,
+                        "no POST reached the restarted server (\(tally.retried.value) attempts retried)")
+            }
         }
     }
 }

@@ -2,47 +2,46 @@ import Foundation
 import Testing
 @testable import NetworkScheduler
 
-/// Random sequences of events, seeded, one seed at a time (so that the suites that wait for
-/// real events keep a core), off the cooperative pool. After every step every invariant of the
-/// machine holds (each counter equals a recount, the budget, the line, the registry, the
-/// timer), no caller gets a second outcome, and no call starts while a more urgent one, or an
-/// earlier one of its priority, waits on its host; once everything is answered, every caller
-/// ended exactly once and nothing is left.
-@Suite(.serialized) struct MachineFuzzTests {
-    /// 10 seeds × 10,000 steps in CI. `FUZZ_STEPS=1000000` runs longer, and `FUZZ_SEED=7` only
-    /// the seed a failure names, to replay it.
-    static let stepsPerSeed = ProcessInfo.processInfo.environment["FUZZ_STEPS"].flatMap(Int.init) ?? 10_000
-    static let seeds = ProcessInfo.processInfo.environment["FUZZ_SEED"].flatMap(UInt64.init).map { [$0] } ?? Array(1...10)
+extension HeavyTests {
+    /// Random sequences of events, seeded, one seed at a time. After every step every invariant
+    /// of the machine holds (each counter equals a recount, the budget, the line, the registry,
+    /// the timer), no caller gets a second outcome, and no call starts while a more urgent one,
+    /// or an earlier one of its priority, waits on its host; once everything is answered, every
+    /// caller ended exactly once and nothing is left.
+    @Suite struct MachineFuzzTests {
+        /// 10 seeds × 10,000 steps in CI; a tenth of that under the thread sanitizer, which has
+        /// nothing to find in a machine that one thread drives. `FUZZ_STEPS=1000000` runs longer,
+        /// and `FUZZ_SEED=7` only the seed a failure names, to replay it.
+        static let stepsPerSeed = ProcessInfo.processInfo.environment["FUZZ_STEPS"].flatMap(Int.init)
+            ?? (isThreadSanitized ? 1_000 : 10_000)
+        static let seeds = ProcessInfo.processInfo.environment["FUZZ_SEED"].flatMap(UInt64.init).map { [$0] } ?? Array(1...10)
 
-    @Test(arguments: seeds)
-    func everyInvariantHoldsAfterEveryStep(seed: UInt64) async {
-        // On a queue of its own: a seed is seconds of CPU without a suspension, which on the
-        // cooperative pool (a thread per core) would starve the tests that wait for tasks.
-        let problems = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Self.problems(seed: seed)) }
+        @Test(arguments: seeds)
+        func everyInvariantHoldsAfterEveryStep(seed: UInt64) async {
+            let problems = await onOwnThread { Self.problems(seed: seed) }
+            #expect(problems.isEmpty, "seed \(seed): \(problems)")
         }
-        #expect(problems.isEmpty, "seed \(seed): \(problems)")
-    }
 
-    /// What went wrong in the run of `seed`: the first step after which an invariant or a
-    /// contract broke, or what is left once everything is answered; empty when nothing did.
-    static func problems(seed: UInt64) -> [String] {
-        var run = FuzzRun(seed: seed)
-        for step in 0..<stepsPerSeed {
-            run.step()
-            let violations = run.driver.violations + run.driver.brokenContracts
-            guard violations.isEmpty else { return ["step \(step) (\(run.lastEvent)): \(violations.prefix(3))"] }
+        /// What went wrong in the run of `seed`: the first step after which an invariant or a
+        /// contract broke, or what is left once everything is answered; empty when nothing did.
+        static func problems(seed: UInt64) -> [String] {
+            var run = FuzzRun(seed: seed)
+            for step in 0..<stepsPerSeed {
+                run.step()
+                let violations = run.driver.violations + run.driver.brokenContracts
+                guard violations.isEmpty else { return ["step \(step) (\(run.lastEvent)): \(violations.prefix(3))"] }
+            }
+            run.drain()
+            var problems = (run.driver.violations + run.driver.brokenContracts).map { "after draining: \($0)" }
+            if run.driver.machine.census != (0, 0, 0) { problems.append("left after draining: \(run.driver.machine.census)") }
+            if run.driver.machine.lineEntryCount != 0 || !run.driver.machine.timers.isEmpty {
+                problems.append("line entries or timers left after draining")
+            }
+            let counts = Dictionary(run.driver.outcomes.map { ($0.caller, 1) }, uniquingKeysWith: +)
+            let unended = run.sent.filter { counts[$0] != 1 }
+            if !unended.isEmpty { problems.append("callers without exactly one outcome: \(unended.prefix(5))") }
+            return problems
         }
-        run.drain()
-        var problems = (run.driver.violations + run.driver.brokenContracts).map { "after draining: \($0)" }
-        if run.driver.machine.census != (0, 0, 0) { problems.append("left after draining: \(run.driver.machine.census)") }
-        if run.driver.machine.lineEntryCount != 0 || !run.driver.machine.timers.isEmpty {
-            problems.append("line entries or timers left after draining")
-        }
-        let counts = Dictionary(run.driver.outcomes.map { ($0.caller, 1) }, uniquingKeysWith: +)
-        let unended = run.sent.filter { counts[$0] != 1 }
-        if !unended.isEmpty { problems.append("callers without exactly one outcome: \(unended.prefix(5))") }
-        return problems
     }
 }
 

@@ -4,7 +4,9 @@ import Foundation
 
 /// Values that arrive from other threads, with bounded waits for them: the tests' only way to
 /// wait for an event. A wait that times out returns what arrived, so the test's expectation
-/// fails instead of hanging.
+/// fails instead of hanging. The bound only catches a test that would hang: it is generous,
+/// because a machine with two cores, running every suite at once under the thread sanitizer,
+/// can leave a test without a thread for seconds.
 final class EventLog<Element: Sendable>: Sendable {
     private struct Waiter {
         let id: Int
@@ -38,7 +40,7 @@ final class EventLog<Element: Sendable>: Sendable {
 
     /// Waits until at least `count` elements have arrived, or `timeout` seconds have passed.
     @discardableResult
-    func wait(for count: Int, timeout: TimeInterval = 10) async -> [Element] {
+    func wait(for count: Int, timeout: TimeInterval = 60) async -> [Element] {
         await withCheckedContinuation { continuation in
             let waiterID: Int? = state.withLock { state in
                 guard state.elements.count < count else { return nil }

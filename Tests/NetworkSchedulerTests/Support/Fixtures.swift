@@ -60,7 +60,8 @@ struct Harness: Sendable {
             eventMonitors: [metrics, events], retryPolicy: retryPolicy,
             connectivityMonitor: connectivity
         ))
-        api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler,
+        // Attempts held on purpose must outlast the slowest test: deadline tests set their own.
+        api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler, timeout: 600,
                         sendsIdempotencyKeys: sendsIdempotencyKeys, authenticator: authenticator,
                         bearerToken: { [tokens] in tokens.token })
     }
