@@ -79,6 +79,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let deadlines: AttemptDeadlines?
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
+    /// The priority its task is to have: the policy's, until its callers change theirs.
+    private var priority: RequestPriority
 
     /// - Parameters:
     ///   - onStart: called on the starting thread just before the task is started, with the
@@ -108,6 +110,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         prepared = request
         self.transport = transport
         self.policy = policy
+        priority = policy.priority
         self.deadlines = deadlines
         self.onStart = onStart
         self.onCompletion = onCompletion
@@ -133,6 +136,9 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             switch task {
             case .starting(let started):
                 task = .running(newTask, started: started)
+                // Changed while the task was being made; told under the lock, so that a later
+                // change cannot be overtaken by this one.
+                if priority != policy.priority { newTask.reprioritize(to: priority) }
                 return false
             case .cancelled, .timedOut:
                 return true
@@ -141,6 +147,14 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             }
         }
         if cancelledMeanwhile { newTask.cancel() }
+    }
+
+    /// Tells its task how urgent its request now is, or the task it is about to make.
+    func reprioritize(to newPriority: RequestPriority) {
+        withStateLock {
+            priority = newPriority
+            if case .running(let task, _) = task { task.reprioritize(to: newPriority) }
+        }
     }
 
     /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a

@@ -21,6 +21,15 @@ public struct TransportResponse: Sendable {
 public protocol TransportTask: Sendable {
     /// Stops the task; its completion then reports `URLError.cancelled`.
     func cancel()
+
+    /// Tells the task how urgent its request now is: its call's callers changed their
+    /// priorities while it ran. A hint, which a transport may ignore (the default does).
+    func reprioritize(to priority: RequestPriority)
+}
+
+extension TransportTask {
+    /// Ignores the hint.
+    public func reprioritize(to priority: RequestPriority) {}
 }
 
 /// What sends one request over the network. ``URLSessionTransport`` is the default; tests plug
@@ -112,6 +121,7 @@ public final class URLSessionTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let task = session.dataTask(with: Self.prepared(request))
+        task.reprioritize(to: policy.priority)
         delegate.register(task, policy: policy, completion: completion)
         task.resume()
         return task
@@ -134,4 +144,16 @@ extension URLSessionTransport {
     }
 }
 
-extension URLSessionTask: TransportTask {}
+extension URLSessionTask: TransportTask {
+    /// Sets `priority`, which HTTP/2 on Apple platforms passes to the server as a stream's
+    /// weight; FoundationNetworking keeps it and ignores it.
+    public func reprioritize(to priority: RequestPriority) {
+        self.priority = switch priority {
+        case .background: 0.1
+        case .low: 0.25
+        case .normal: 0.5
+        case .high: 0.75
+        case .critical: 1
+        }
+    }
+}

@@ -21,6 +21,10 @@ public struct TransportPolicy: Sendable {
     /// Headers added for the request's own origin only, dropped on a redirect elsewhere, with
     /// ``credentialHeaders``.
     public var originBoundHeaders: [String]
+    /// How urgent the attempt is as it starts: a hint (`URLSessionTask.priority`, HTTP/2
+    /// priority on Apple platforms). A change while it runs arrives through
+    /// ``TransportTask/reprioritize(to:)``.
+    public var priority: RequestPriority
 
     /// Headers a redirect to another origin always drops.
     public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
@@ -29,10 +33,12 @@ public struct TransportPolicy: Sendable {
     public init(
         redirects: RedirectPolicy = .follow,
         maximumResponseSize: Int = RequestScheduler.Configuration.defaultMaximumResponseSize,
-        originBoundHeaders: [String] = []
+        originBoundHeaders: [String] = [],
+        priority: RequestPriority = .normal
     ) {
         self.redirects = redirects
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
+        self.priority = priority
     }
 }

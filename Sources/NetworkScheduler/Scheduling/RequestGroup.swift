@@ -1,4 +1,4 @@
-/// The requests of one screen (or any scope), cancelled together.
+/// The requests of one screen (or any scope), cancelled or re-ranked together.
 ///
 /// Keep one per screen and pass it to every request the screen makes. When the user leaves,
 /// call ``cancelAll()``, or just release the group: it cancels what is left when it is
@@ -33,14 +33,33 @@ public final class RequestGroup: Sendable {
             defer { members = [:] }
             return Array(members.values)
         }
+        Self.bySchedulers(handles) { scheduler, handles in scheduler.cancel(handles) }
+    }
+
+    /// Gives every request of the group that has not ended `priority`, as if each handle's
+    /// ``RequestHandle/priority`` were set, in one pass per scheduler: lower a hidden screen's
+    /// requests, raise them again when it shows. Requests sent to the group afterwards keep
+    /// the priority they are sent with.
+    ///
+    /// ```swift
+    /// override func viewWillDisappear(_ animated: Bool) { group.setPriority(.low) }
+    /// override func viewWillAppear(_ animated: Bool) { group.setPriority(.high) }
+    /// ```
+    public func setPriority(_ priority: RequestPriority) {
+        let handles = members.withLock { Array($0.values) }
+        Self.bySchedulers(handles) { scheduler, handles in scheduler.setPriority(priority, of: handles) }
+    }
+
+    /// Hands `body` each scheduler's handles: a group may hold requests of several.
+    private static func bySchedulers(_ handles: [RequestHandle], _ body: (RequestScheduler, [RequestHandle]) -> Void) {
         guard let scheduler = handles.first?.scheduler else { return }
         if handles.allSatisfy({ $0.scheduler === scheduler }) {
-            scheduler.cancel(handles)
+            body(scheduler, handles)
             return
         }
-        // A group may hold requests of several schedulers: each cancels its own in one pass.
-        let bySchedulers = Dictionary(grouping: handles) { ObjectIdentifier($0.scheduler) }
-        for handles in bySchedulers.values { handles[0].scheduler.cancel(handles) }
+        for handles in Dictionary(grouping: handles, by: { ObjectIdentifier($0.scheduler) }).values {
+            body(handles[0].scheduler, handles)
+        }
     }
 
     /// Lists a caller until it ends (its handle calls ``remove(_:)``).

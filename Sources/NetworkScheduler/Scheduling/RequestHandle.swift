@@ -35,12 +35,26 @@ public enum RequestOutcome: Sendable, Equatable {
 /// ```
 public final class RequestHandle: @unchecked Sendable {
     // Safety: `callerID` is read and written only under its scheduler's lock; the rest is
-    // immutable or behind `phase`'s lock.
+    // immutable or behind `state`'s lock.
 
     /// Identifies this caller in events.
     public let id: RequestHandle.ID
-    /// The priority the caller asked for.
-    public let priority: RequestPriority
+
+    /// The caller's priority: the one it was sent with, until it is changed. Setting it ranks
+    /// the caller again at once: a call waiting for a budget slot moves in its host's line
+    /// (and may start, if it rose), and one on the wire has its task told
+    /// (`URLSessionTask.priority`). A call shared with other callers runs at the highest
+    /// priority among them. Setting it after the caller ended does nothing.
+    ///
+    /// ```swift
+    /// let thumbnail = api.send(.thumbnail(of: post), priority: .high) { … }
+    /// // The cell scrolled out of view:
+    /// thumbnail.priority = .low
+    /// ```
+    public var priority: RequestPriority {
+        get { state.withLock { $0.priority } }
+        set { scheduler.setPriority(newValue, of: [self]) }
+    }
 
     let scheduler: RequestScheduler
     let submission: Submission
@@ -50,7 +64,7 @@ public final class RequestHandle: @unchecked Sendable {
     private let deliver: @Sendable (CallResult) -> RequestOutcome
     /// Where its completion runs; nil to run it on the thread that ends the caller.
     private let callbacks: CallbackQueue?
-    private let phase = Locked(Phase.active(observers: []))
+    private let state: Locked<State>
     /// The caller in its scheduler's machine, once it entered it.
     var callerID: CallerID?
 
@@ -60,6 +74,13 @@ public final class RequestHandle: @unchecked Sendable {
         case active(observers: [Observer])
         case delivering(observers: [Observer])
         case finished(RequestOutcome)
+    }
+
+    private struct State {
+        var phase = Phase.active(observers: [])
+        /// Written only under its scheduler's lock too, so that the machine and the handle
+        /// agree on it.
+        var priority: RequestPriority
     }
 
     init(
@@ -72,7 +93,7 @@ public final class RequestHandle: @unchecked Sendable {
         deliver: @escaping @Sendable (CallResult) -> RequestOutcome
     ) {
         self.id = id
-        self.priority = priority
+        state = Locked(State(priority: priority))
         self.scheduler = scheduler
         self.submission = submission
         self.group = group
@@ -85,10 +106,17 @@ public final class RequestHandle: @unchecked Sendable {
         scheduler.cancel([self])
     }
 
+    /// Records the priority its scheduler gave it, under the scheduler's lock, unless it ended.
+    func adopt(_ priority: RequestPriority) {
+        state.withLock { state in
+            if case .active = state.phase { state.priority = priority }
+        }
+    }
+
     /// How the request ended, once its completion has run; nil before.
     public var outcome: RequestOutcome? {
-        phase.withLock { phase in
-            if case .finished(let outcome) = phase { return outcome }
+        state.withLock { state in
+            if case .finished(let outcome) = state.phase { return outcome }
             return nil
         }
     }
@@ -98,14 +126,14 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Runs `observer` once the caller's completion has run, or now if it already has.
     func whenFinished(_ observer: @escaping Observer) {
-        let finished: RequestOutcome? = phase.withLock { phase in
-            switch phase {
+        let finished: RequestOutcome? = state.withLock { state in
+            switch state.phase {
             case .active(var observers):
                 observers.append(observer)
-                phase = .active(observers: observers)
+                state.phase = .active(observers: observers)
             case .delivering(var observers):
                 observers.append(observer)
-                phase = .delivering(observers: observers)
+                state.phase = .delivering(observers: observers)
             case .finished(let outcome):
                 return outcome
             }
@@ -171,9 +199,9 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Moves from active to delivering; false (and an assertion) if the caller was completed before.
     private func claim() -> Bool {
-        let claimed = phase.withLock { phase -> Bool in
-            guard case .active(let observers) = phase else { return false }
-            phase = .delivering(observers: observers)
+        let claimed = state.withLock { state -> Bool in
+            guard case .active(let observers) = state.phase else { return false }
+            state.phase = .delivering(observers: observers)
             return true
         }
         assert(claimed, "caller \(id) was completed twice")
@@ -183,9 +211,9 @@ public final class RequestHandle: @unchecked Sendable {
     /// Runs the caller's completion, once it is claimed.
     func deliverNow(_ result: CallResult) {
         let outcome = deliver(result)
-        let observers: [Observer] = phase.withLock { phase in
-            guard case .delivering(let observers) = phase else { return [] }
-            phase = .finished(outcome)
+        let observers: [Observer] = state.withLock { state in
+            guard case .delivering(let observers) = state.phase else { return [] }
+            state.phase = .finished(outcome)
             return observers
         }
         group?.remove(id)

@@ -185,11 +185,11 @@ public final class RequestScheduler: Sendable {
             completion.deliver(callResult, readingWith: request)
         }
         if dependencies.isEmpty {
-            submit(handle)
-            group?.insert(handle)
+            submit(handle, listingIn: group)
         } else {
-            group?.insert(handle)
             state.withLock { handle.callerID = $0.add(handle, priority: priority, waitingFor: dependencies.count) }
+            // Listed once it is in the machine, where the group's cancellation and priority reach it.
+            group?.insert(handle)
             for dependency in dependencies {
                 dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
             }
@@ -212,8 +212,8 @@ public final class RequestScheduler: Sendable {
 
     /// Prepares the caller's request and attaches it to a call: a new one, or the identical
     /// one in flight. A caller that waited for dependencies is in the machine already; a new
-    /// one enters it here.
-    private func submit(_ handle: RequestHandle) {
+    /// one enters it here, and `group` lists it before a monitor hears of it.
+    private func submit(_ handle: RequestHandle, listingIn group: RequestGroup? = nil) {
         let request: PreparedRequest
         do throws(ServiceError) {
             request = try handle.submission.prepare()
@@ -237,6 +237,7 @@ public final class RequestScheduler: Sendable {
             handle.callerID = id
             return (attachment, actions)
         }
+        group?.insert(handle)
         switch attachment {
         case .gone:
             break
@@ -275,6 +276,7 @@ public final class RequestScheduler: Sendable {
 
     private func perform(_ actions: Machine.Actions, starting operations: SmallBatch<DataTaskOperation>) {
         for task in actions.cancels { task.cancel() }
+        for (operation, priority) in actions.reprioritized { operation.reprioritize(to: priority) }
         for operation in operations { attempts.addOperation(operation) }
         if !actions.cancelled.isEmpty {
             RequestHandle.complete(actions.cancelled, with: .failure(.cancelled))
@@ -301,10 +303,12 @@ public final class RequestScheduler: Sendable {
                 record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: now)))
             }
         }
+        var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
+        policy.priority = start.priority
         return DataTaskOperation(
             request: start.request,
             transport: configuration.transport,
-            policy: start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize),
+            policy: policy,
             deadlines: nil,
             onStart: onStart,
             onCompletion: { [self, id = start.id] outcome, timing in
@@ -317,6 +321,15 @@ public final class RequestScheduler: Sendable {
     /// other callers want it.
     func cancel(_ handles: [RequestHandle]) {
         feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID)) }
+    }
+
+    /// Gives callers a new priority, in one pass under the lock.
+    func setPriority(_ priority: RequestPriority, of handles: [RequestHandle]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { machine in
+            for handle in handles { handle.adopt(priority) }
+            return machine.setPriority(priority, of: handles.lazy.compactMap(\.callerID), now: now)
+        }
     }
 
     /// Ends a caller that is not attached to a call with `error`.

@@ -9,6 +9,8 @@ extension SchedulerMachine {
         let submission: Submission
         /// The uptime since which its call waited in its line.
         let waitingSince: UInt64
+        /// The call's priority as it starts, for its task.
+        let priority: RequestPriority
     }
 
     /// A token refresh the scheduler must run, then report with
@@ -35,6 +37,8 @@ extension SchedulerMachine {
         var starts = SmallBatch<AttemptStart>()
         /// Tasks whose attempts ended without them: cancel them.
         var cancels = SmallBatch<AttemptTask>()
+        /// Running tasks whose call's priority changed, with the new one.
+        var reprioritized = SmallBatch<(AttemptTask, RequestPriority)>()
         /// Callers whose outcome is decided, with what each gets.
         var deliveries = SmallBatch<(CallerHandle, CallResult)>()
         /// Callers that were cancelled: each gets `.cancelled`.

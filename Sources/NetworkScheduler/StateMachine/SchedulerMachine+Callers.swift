@@ -59,7 +59,7 @@ extension SchedulerMachine {
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
-            reprioritize(callID, adding: caller.priority, now: now)
+            reprioritize(callID, adding: caller.priority, into: &actions)
             startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
             return (.joined(callID), actions)
         }
@@ -103,9 +103,27 @@ extension SchedulerMachine {
                 if let task = abandon(callID) { actions.cancels.append(task) }
             } else {
                 calls[callID.slot].callers.remove(id)
-                reprioritize(callID, removing: caller.priority)
+                reprioritize(callID, removing: caller.priority, into: &actions)
             }
         }
+        return actions
+    }
+
+    /// Gives callers a new priority. A caller waiting for dependencies or being built keeps it
+    /// for when it attaches; an attached one moves its call, which runs at its highest
+    /// caller's priority: in its line, where a call that rose may start at once (in a slot
+    /// kept for urgent calls), or on the wire, where its task is told.
+    mutating func setPriority(_ priority: RequestPriority, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
+        var actions = Actions()
+        var hostsToFill: Set<Int> = []
+        for id in ids {
+            guard let caller = callers.lookup(id.slot), caller.priority != priority else { continue }
+            callers[id.slot].priority = priority
+            guard case .attached(let callID, _) = caller.stage else { continue }
+            reprioritize(callID, adding: priority, removing: caller.priority, into: &actions)
+            if case .waiting = calls[callID.slot].attempt { hostsToFill.insert(calls[callID.slot].host) }
+        }
+        for host in hostsToFill { startWaiting(onHost: host, now: now, into: &actions) }
         return actions
     }
 

@@ -85,7 +85,7 @@ extension SchedulerMachine {
         calls[callID.slot].attempt = .running(Running(serial: serial, task: nil, holdsLowPrioritySlot: isLowPriority, started: now))
         setTimer(for: callID, at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
-                            submission: calls[callID.slot].submission, waitingSince: since)
+                            submission: calls[callID.slot].submission, waitingSince: since, priority: priority)
     }
 
     /// Gives back the budget slot of an attempt that ended.
@@ -94,24 +94,28 @@ extension SchedulerMachine {
         if running.holdsLowPrioritySlot { hosts[host].lowPriorityRunning -= 1 }
     }
 
-    /// Counts a caller's priority in its call; moves the call in its line if its highest rose.
-    mutating func reprioritize(_ callID: CallID, adding priority: RequestPriority, now: UInt64) {
-        let before = calls[callID.slot].priorities.highest
-        calls[callID.slot].priorities.add(priority)
-        relineIfMoved(callID, from: before)
-    }
-
-    /// Stops counting a caller's priority in its call; moves the call if its highest fell.
-    mutating func reprioritize(_ callID: CallID, removing priority: RequestPriority) {
-        let before = calls[callID.slot].priorities.highest
-        calls[callID.slot].priorities.remove(priority)
-        relineIfMoved(callID, from: before)
-    }
-
-    private mutating func relineIfMoved(_ callID: CallID, from before: RequestPriority?) {
-        guard let after = calls[callID.slot].priorities.highest, after != before,
-              case .waiting(_, _, let since) = calls[callID.slot].attempt else { return }
-        line(callID, now: since)
+    /// Counts a caller's priority in its call, stops counting one, or both (a caller that
+    /// changed its own). When the call's highest priority changes, a waiting call moves in its
+    /// line and a running one's task is given the new priority.
+    mutating func reprioritize(
+        _ callID: CallID,
+        adding added: RequestPriority? = nil,
+        removing removed: RequestPriority? = nil,
+        into actions: inout Actions
+    ) {
+        let call = calls[callID.slot]
+        let before = call.priorities.highest
+        if let removed { call.priorities.remove(removed) }
+        if let added { call.priorities.add(added) }
+        guard let after = call.priorities.highest, after != before else { return }
+        switch call.attempt {
+        case .waiting(_, _, let since):
+            line(callID, now: since)
+        case .running(let running):
+            if let task = running.task { actions.reprioritized.append((task, after)) }
+        case .between, .abandoned:
+            break
+        }
     }
 
     /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a

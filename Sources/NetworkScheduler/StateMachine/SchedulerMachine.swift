@@ -83,7 +83,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 
     struct Caller {
         let handle: CallerHandle
-        let priority: RequestPriority
+        /// Its priority now: callers may change it while they wait or run.
+        var priority: RequestPriority
         var stage: Stage
     }
 

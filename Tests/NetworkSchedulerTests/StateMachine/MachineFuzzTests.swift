@@ -70,7 +70,8 @@ struct FuzzRun {
     mutating func step() {
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
-        case 0..<30: send()
+        case 0..<27: send()
+        case 27..<30: changeAPriority()
         case 30..<35: sendAfterDependencies()
         case 35..<42: resolveADependency()
         case 42..<54: cancelACaller()
@@ -153,6 +154,13 @@ struct FuzzRun {
         lastEvent = "cancel \(name)"
         driver.cancel(name)
         dependents.removeAll { $0 == name }
+    }
+
+    private mutating func changeAPriority() {
+        guard let name = sent.randomElement(using: &random) else { return }
+        let priority = RequestPriority.allCases.randomElement(using: &random)!
+        lastEvent = "\(name) changes to \(priority)"
+        driver.setPriority(priority, of: name)
     }
 
     private mutating func endAnAttempt() {

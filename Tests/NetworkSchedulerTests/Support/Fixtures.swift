@@ -101,6 +101,7 @@ extension Result {
 
 /// Keeps the scheduler's events, so that tests can wait for one.
 final class EventRecorder: RequestEventMonitor {
+    let enqueued = EventLog<RequestHandle.ID>()
     let joined = EventLog<RequestHandle.ID>()
     let started = EventLog<URLRequest>()
     let retried = EventLog<Int>()
@@ -108,7 +109,7 @@ final class EventRecorder: RequestEventMonitor {
 
     func record(_ event: RequestEvent) {
         switch event {
-        case .enqueued: break
+        case .enqueued(let id, _, _): enqueued.append(id)
         case .joined(let id, _, _): joined.append(id)
         case .started(let request, _): started.append(request)
         case .retried(_, let attempt, _, _): retried.append(attempt)

@@ -25,6 +25,9 @@ struct MachineDriver {
     var outcomes: [(caller: String, result: Result<Int, ServiceError>)] = []
     /// Tasks the machine asked to cancel.
     var cancelledTasks: [String] = []
+    /// The priority each running task was last given: at its start, then by the machine's
+    /// `reprioritized` actions.
+    var taskPriorities: [String: RequestPriority] = [:]
     /// Refreshes asked for and not yet reported.
     var refreshes: [Machine.TokenRefresh] = []
     var armedFor: UInt64?
@@ -85,6 +88,11 @@ struct MachineDriver {
         perform(machine.cancel(names.map { callers[$0]! }))
     }
 
+    /// The callers `names` change their priority to `priority`.
+    mutating func setPriority(_ priority: RequestPriority, of names: String...) {
+        perform(machine.setPriority(priority, of: names.map { callers[$0]! }, now: now))
+    }
+
     /// The attempt of task `name` ended with `status` (and `headers`), or with `error`.
     mutating func end(_ task: String, status: Int = 200, headers: [String: String] = [:], error: ServiceError? = nil) {
         let attempt = attempts[task]!
@@ -140,8 +148,11 @@ struct MachineDriver {
             machine.bind(start.id, to: task)
             started.append(task)
             attempts[task] = start.id
+            taskPriorities[task] = start.priority
         }
         cancelledTasks.append(contentsOf: actions.cancels)
+        for (task, priority) in actions.reprioritized { taskPriorities[task] = priority }
+        checkTaskPriorities()
         for (caller, result) in actions.deliveries {
             record(caller, result.outcome.map(\.response.statusCode))
         }
@@ -149,6 +160,15 @@ struct MachineDriver {
         if let armTimer = actions.armTimer { armedFor = armTimer }
         refreshes.append(contentsOf: actions.refreshes)
         recordLineArrivals()
+    }
+
+    /// Each running attempt's task was told its call's priority as it is now.
+    private mutating func checkTaskPriorities() {
+        for (_, call) in machine.calls.all {
+            guard case .running(let running) = call.attempt, let task = running.task,
+                  let priority = call.priorities.highest, taskPriorities[task] != priority else { continue }
+            brokenContracts.append("\(task) runs at \(taskPriorities[task].map(String.init(describing:)) ?? "?"), its call at \(priority)")
+        }
     }
 
     /// Where each waiting call stands within its priority, as of the last event.

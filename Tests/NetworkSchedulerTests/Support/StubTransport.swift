@@ -52,6 +52,8 @@ final class StubTransport: HTTPTransport {
     let arrivals = EventLog<Arrival>()
     /// Every task the scheduler cancelled while it was on the wire.
     let cancellations = EventLog<URLRequest>()
+    /// The priority each task started with, then each change it was told, by path.
+    let priorities = EventLog<(path: String, priority: RequestPriority)>()
     private let reply: @Sendable (URLRequest) -> StubReply
     private let state = Locked(State())
 
@@ -71,6 +73,7 @@ final class StubTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let reply = reply(request)
+        priorities.append((request.url?.path ?? "", policy.priority))
         let task = StubTask(request: request, transport: self, answersCancellation: !reply.isNever, completion: completion)
         state.withLock { state in
             state.inFlight += 1
@@ -146,6 +149,10 @@ final class StubTask: TransportTask {
         transport.taskEnded(self, cancelled: true)
         guard answersCancellation else { return }
         DispatchQueue.global().async { completion(.failure(URLError(.cancelled))) }
+    }
+
+    func reprioritize(to priority: RequestPriority) {
+        transport.priorities.append((request.url?.path ?? "", priority))
     }
 
     func finish(_ result: Result<TransportResponse, any Error>) {
