@@ -52,6 +52,17 @@ public final class FriendsScreenModel: Sendable {
         await activity.settled()
     }
 
+    /// The screen went out of sight (another tab, the app in the background): whatever it
+    /// still waits for yields to the screens in sight, without being cancelled.
+    public func hide() {
+        group.setPriority(.background)
+    }
+
+    /// The screen is in sight again: what it still waits for goes first.
+    public func show() {
+        group.setPriority(.high)
+    }
+
     /// The user left: cancel everything still running or waiting.
     public func leave() {
         group.cancelAll()

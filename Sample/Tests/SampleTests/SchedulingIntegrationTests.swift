@@ -92,6 +92,29 @@ import Testing
         }
     }
 
+    @Test func aHiddenScreensRequestsReachTheServerAfterThoseOfTheScreenInSight() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults.hold(.me)
+            let blocker = Task { try await fixture.api.client.value(for: .me) }
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let hidden = FriendsScreenModel(api: fixture.api)
+            let inSight = FriendsScreenModel(api: fixture.api)
+            hidden.loadProfiles([1, 2])
+            inSight.loadProfiles([3, 4])
+
+            hidden.hide()
+            fixture.server.faults.release(.me)
+            _ = try await blocker.value
+            await hidden.settled()
+            await inSight.settled()
+
+            let users = fixture.server.arrivals.all.filter { $0.route == .user }.map { $0.target.split(separator: "/").last! }
+            #expect(users == ["3", "4", "1", "2"])
+            #expect(hidden.content.errors.isEmpty && hidden.content.friends.count == 2)
+        }
+    }
+
     @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
         try await Fixture.with { fixture in
             let session = try await fixture.logIn()
