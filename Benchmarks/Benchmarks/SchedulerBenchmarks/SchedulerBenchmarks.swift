@@ -13,6 +13,7 @@ let benchmarks: @Sendable () -> Void = {
     registerGroupCancellation()
     registerPriorityUnderSaturation()
     registerQueuedMemory()
+    registerGroupReranking()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -157,5 +158,21 @@ func registerQueuedMemory() {
     Benchmark("6. Memory, 100,000 queued requests",
               configuration: configuration([resident], iterations: 1, warmup: 0)) { benchmark in
         benchmark.measurement(resident, Int(await QueuedMemory(requests: 100_000).run()))
+    }
+}
+
+func registerGroupReranking() {
+    let lower = metric("setPriority(.background) (ns/request)")
+    let raise = metric("setPriority(.high) (ns/request)")
+    let cancel = metric("cancelAll() of the same group (ns/request)")
+    let ratio = metric("slower setPriority ÷ cancelAll() (%)")
+    Benchmark("7. Group re-ranking, 10,000 queued requests",
+              configuration: configuration([lower, raise, cancel, ratio], iterations: 10)) { benchmark in
+        let result = await GroupReranking(requests: 10_000).run()
+        benchmark.measurement(lower, Int(result.lowerNanoseconds) / result.requests)
+        benchmark.measurement(raise, Int(result.raiseNanoseconds) / result.requests)
+        benchmark.measurement(cancel, Int(result.cancelNanoseconds) / result.requests)
+        benchmark.measurement(ratio, percent(Double(max(result.lowerNanoseconds, result.raiseNanoseconds))
+            / Double(result.cancelNanoseconds)))
     }
 }
