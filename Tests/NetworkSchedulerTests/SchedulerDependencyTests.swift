@@ -91,6 +91,35 @@ import Testing
         #expect(await outcomes.wait(for: 1)["post"]?.success != nil)
     }
 
+    /// Behind a busy slot: a normal request, then a background upload, then a critical post
+    /// that waits for the upload.
+    private func anUrgentPostWaitingForABackgroundUpload(_ harness: Harness) async -> RequestHandle {
+        harness.api.send(Resource<User>(path: "blocker")) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        harness.api.send(Resource<User>(path: "normal")) { _ in }
+        let upload = harness.api.send(Resource<User>(path: "upload"), priority: .background) { _ in }
+        return harness.api.send(Resource<User>(path: "post"), priority: .critical, after: [upload]) { _ in }
+    }
+
+    @Test func aDependencyIsLiftedToItsWaitingDependentsPriority() async {
+        let harness = Harness(budget: 1) { _ in .hold }
+        let post = await anUrgentPostWaitingForABackgroundUpload(harness)
+
+        harness.transport.release(with: .json(userJSON))
+        #expect(await harness.transport.arrivals.wait(for: 2).last?.path == "/v1/upload")
+        #expect(harness.transport.priorities.elements.last?.priority == .critical)
+        withExtendedLifetime(post) {}
+    }
+
+    @Test func aLiftedDependencyDropsBackWhenItsDependentLeaves() async {
+        let harness = Harness(budget: 1) { _ in .hold }
+        let post = await anUrgentPostWaitingForABackgroundUpload(harness)
+
+        post.cancel()
+        harness.transport.release(with: .json(userJSON))
+        #expect(await harness.transport.arrivals.wait(for: 2).last?.path == "/v1/normal")
+    }
+
     @Test func aDependentCancelledWhileWaitingNeverRuns() async {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()

@@ -115,6 +115,29 @@ import Testing
         }
     }
 
+    @Test func whatAnUrgentRequestWaitsForIsLiftedAheadOfTheLine() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults.hold(.me)
+            let blocker = Task { try await fixture.api.client.value(for: .me) }
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let ended = WaitableCount()
+            fixture.api.client.send(.user(1)) { _ in ended.add() }
+            let prefetch = fixture.api.client.send(.feed(page: 1), priority: .background) { _ in ended.add() }
+            fixture.api.client.send(.user(2), priority: .critical, after: [prefetch]) { _ in ended.add() }
+
+            fixture.server.faults.release(.me)
+            _ = try await blocker.value
+            #expect(await ended.wait(for: 3) == 3)
+
+            let order = fixture.server.arrivals.all.filter { $0.route == .user || $0.route == .feed }.map(\.route)
+            // The background prefetch went first, lifted by the critical request waiting for it.
+            // (The slot it frees goes to the normal request at once: the critical one is sent
+            // only once its dependency's answer is delivered.)
+            #expect(order == [.feed, .user, .user])
+        }
+    }
+
     @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
         try await Fixture.with { fixture in
             let session = try await fixture.logIn()

@@ -187,7 +187,14 @@ public final class RequestScheduler: Sendable {
         if dependencies.isEmpty {
             submit(handle, listingIn: group)
         } else {
-            state.withLock { handle.callerID = $0.add(handle, priority: priority, waitingFor: dependencies.count) }
+            let now = DispatchTime.now().uptimeNanoseconds
+            feed { machine in
+                // Those still here inherit its priority while it waits for them.
+                let (id, actions) = machine.add(handle, priority: priority, dependencies: dependencies.count,
+                                                waitingFor: dependencies.compactMap(\.callerID), now: now)
+                handle.callerID = id
+                return actions
+            }
             // Listed once it is in the machine, where the group's cancellation and priority reach it.
             group?.insert(handle)
             for dependency in dependencies {
@@ -200,7 +207,10 @@ public final class RequestScheduler: Sendable {
     private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestHandle.ID, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
-            let isReady = state.withLock { machine in handle.callerID.map { machine.dependencySucceeded($0) } ?? false }
+            let now = DispatchTime.now().uptimeNanoseconds
+            let isReady = feed { machine in
+                handle.callerID.map { machine.dependencySucceeded($0, now: now) } ?? (false, Machine.Actions())
+            }
             if isReady { submit(handle) }
         case .failed(let error):
             // Flat: a chain of 100,000 dependents nests no error in another.
@@ -320,7 +330,8 @@ public final class RequestScheduler: Sendable {
     /// Ends callers with `.cancelled`, in one pass under the lock; each call goes on while
     /// other callers want it.
     func cancel(_ handles: [RequestHandle]) {
-        feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID)) }
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID), now: now) }
     }
 
     /// Gives callers a new priority, in one pass under the lock.
@@ -334,9 +345,11 @@ public final class RequestScheduler: Sendable {
 
     /// Ends a caller that is not attached to a call with `error`.
     private func fail(_ handle: RequestHandle, with error: ServiceError) {
-        let isHere: Bool = state.withLock { machine in
-            guard let id = handle.callerID else { return true }
-            return machine.remove(id) != nil
+        let now = DispatchTime.now().uptimeNanoseconds
+        let isHere: Bool = feed { machine in
+            guard let id = handle.callerID else { return (true, Machine.Actions()) }
+            let (removed, actions) = machine.remove(id, now: now)
+            return (removed != nil, actions)
         }
         if isHere { handle.complete(with: .failure(error)) }
     }

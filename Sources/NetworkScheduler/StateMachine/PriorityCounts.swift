@@ -1,7 +1,7 @@
 /// How many live callers of one call ask for each priority, so the call's effective priority
 /// (the highest) is known in constant time as callers join and leave. Kept inline: no
 /// allocation per call.
-struct PriorityCounts: Sendable {
+struct PriorityCounts: Sendable, Equatable {
     private var counts = SIMD8<Int32>()
 
     var highest: RequestPriority? {

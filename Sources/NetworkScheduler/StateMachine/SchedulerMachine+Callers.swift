@@ -12,18 +12,32 @@ extension SchedulerMachine {
         case created(CallID, request: PreparedRequest)
     }
 
-    /// A caller that waits for `dependencies` to succeed before its request is built.
-    mutating func add(_ handle: CallerHandle, priority: RequestPriority, waitingFor dependencies: Int) -> CallerID {
+    /// A caller that waits for `dependencies` to succeed before its request is built. Those
+    /// of them still here (`waitingFor`) inherit its priority while it waits.
+    mutating func add(
+        _ handle: CallerHandle,
+        priority: RequestPriority,
+        dependencies: Int,
+        waitingFor waited: [CallerID] = [],
+        now: UInt64
+    ) -> (CallerID, Actions) {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
-        return CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies))))
+        let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority,
+                                                      stage: .waiting(dependencies: dependencies), dependencies: waited)))
+        var actions = Actions()
+        lend(from: id, now: now, into: &actions)
+        return (id, actions)
     }
 
     /// One dependency of a waiting caller succeeded. Returns whether its request is now to be
-    /// built (and then attached with ``attach(_:request:submission:key:newIdempotencyKey:now:)``).
-    mutating func dependencySucceeded(_ id: CallerID) -> Bool {
-        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return false }
+    /// built (and then attached with ``attach(_:request:submission:key:newIdempotencyKey:now:)``);
+    /// a caller that stops waiting takes back the priority it lent.
+    mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> (isReady: Bool, Actions) {
+        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return (false, Actions()) }
+        var actions = Actions()
+        if remaining == 1 { stopLending(from: id, now: now, into: &actions) }
         callers[id.slot].stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
-        return remaining == 1
+        return (remaining == 1, actions)
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
@@ -59,7 +73,7 @@ extension SchedulerMachine {
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
-            reprioritize(callID, adding: caller.priority, into: &actions)
+            reprioritize(callID, adding: caller.effectivePriority, into: &actions)
             startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
             return (.joined(callID), actions)
         }
@@ -68,7 +82,7 @@ extension SchedulerMachine {
             sent.setValue(newIdempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         }
         let call = Call(key: key, submission: submission, request: sent, host: host(named: sent.host), firstCaller: id,
-                        priority: caller.priority)
+                        priority: caller.effectivePriority)
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
@@ -79,23 +93,26 @@ extension SchedulerMachine {
 
     /// Ends a caller that is not attached to a call (a dependency failed, or its request could
     /// not be built). Returns its handle, to deliver its error to, if it was still here.
-    mutating func remove(_ id: CallerID) -> CallerHandle? {
-        guard let caller = callers.lookup(id.slot) else { return nil }
+    mutating func remove(_ id: CallerID, now: UInt64) -> (CallerHandle?, Actions) {
+        guard let caller = callers.lookup(id.slot) else { return (nil, Actions()) }
         switch caller.stage {
         case .waiting, .building:
+            var actions = Actions()
+            stopLending(from: id, now: now, into: &actions)
             callers.remove(id.slot)
-            return caller.handle
+            return (caller.handle, actions)
         case .attached:
-            return nil
+            return (nil, Actions())
         }
     }
 
     /// Cancels callers: each still here ends with `.cancelled`; a call keeps going while other
     /// callers want it, and one left with none leaves its line, or has its task cancelled.
-    mutating func cancel(_ ids: some Sequence<CallerID>) -> Actions {
+    mutating func cancel(_ ids: some Sequence<CallerID>, now: UInt64) -> Actions {
         var actions = Actions()
         for id in ids {
             guard let caller = callers.lookup(id.slot) else { continue }
+            if !caller.dependencies.isEmpty { stopLending(from: id, now: now, into: &actions) }
             callers.remove(id.slot)
             actions.cancelled.append(caller.handle)
             guard case .attached(let callID, _) = caller.stage else { continue }
@@ -103,27 +120,29 @@ extension SchedulerMachine {
                 if let task = abandon(callID) { actions.cancels.append(task) }
             } else {
                 calls[callID.slot].callers.remove(id)
-                reprioritize(callID, removing: caller.priority, into: &actions)
+                reprioritize(callID, removing: caller.effectivePriority, into: &actions)
             }
         }
         return actions
     }
 
-    /// Gives callers a new priority. A caller waiting for dependencies or being built keeps it
-    /// for when it attaches; an attached one moves its call, which runs at its highest
-    /// caller's priority: in its line, where a call that rose may start at once (in a slot
-    /// kept for urgent calls), or on the wire, where its task is told.
+    /// Gives callers a new priority. A caller waiting for dependencies lends it to them, and
+    /// keeps it for when it attaches; an attached one moves its call, which runs at its
+    /// highest caller's priority: in its line, where a call that rose may start at once (in a
+    /// slot kept for urgent calls), or on the wire, where its task is told. A caller counts
+    /// with the more urgent of its own priority and any that callers waiting for it lend it.
     mutating func setPriority(_ priority: RequestPriority, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
-        var actions = Actions()
-        var hostsToFill: Set<Int> = []
+        var changes: [PriorityChange] = []
         for id in ids {
             guard let caller = callers.lookup(id.slot), caller.priority != priority else { continue }
             callers[id.slot].priority = priority
-            guard case .attached(let callID, _) = caller.stage else { continue }
-            reprioritize(callID, adding: priority, removing: caller.priority, into: &actions)
-            if case .waiting = calls[callID.slot].attempt { hostsToFill.insert(calls[callID.slot].host) }
+            let effective = callers[id.slot].effectivePriority
+            if effective != caller.effectivePriority {
+                changes.append(PriorityChange(caller: id, was: caller.effectivePriority, now: effective))
+            }
         }
-        for host in hostsToFill { startWaiting(onHost: host, now: now, into: &actions) }
+        var actions = Actions()
+        carry(changes, now: now, into: &actions)
         return actions
     }
 

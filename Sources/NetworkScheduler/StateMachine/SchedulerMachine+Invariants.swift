@@ -10,6 +10,19 @@ extension SchedulerMachine {
         var lowPriorityRunning = [Int](repeating: 0, count: hosts.count)
         var waiting = [Int](repeating: 0, count: hosts.count)
         let allCalls = calls.all
+        // What each caller inherits is what the callers waiting for it lend.
+        var lent: [SlotID: PriorityCounts] = [:]
+        for (slot, caller) in callers.all {
+            if case .waiting = caller.stage {} else {
+                check(caller.dependencies.isEmpty, "caller \(slot) lends its priority but no longer waits")
+            }
+            for dependency in caller.dependencies where callers.contains(dependency.slot) {
+                lent[dependency.slot, default: PriorityCounts()].add(caller.effectivePriority)
+            }
+        }
+        for (slot, caller) in callers.all {
+            check(caller.inherited == lent[slot, default: PriorityCounts()], "caller \(slot) inherits other than what is lent")
+        }
         for (slot, call) in allCalls {
             let id = CallID(slot: slot)
             var priorities = PriorityCounts()
@@ -18,7 +31,7 @@ extension SchedulerMachine {
                     check(call.isAbandoned, "\(id) lists \(callerID), which has ended")
                     continue
                 }
-                priorities.add(caller.priority)
+                priorities.add(caller.effectivePriority)
                 if case .attached(let attachedTo, _) = caller.stage {
                     check(attachedTo == id, "\(callerID) is with \(attachedTo), but listed by \(id)")
                 } else {

@@ -83,9 +83,19 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 
     struct Caller {
         let handle: CallerHandle
-        /// Its priority now: callers may change it while they wait or run.
+        /// Its own priority now: callers may change it while they wait or run.
         var priority: RequestPriority
         var stage: Stage
+        /// While it waits: the callers it waits for, which inherit its priority.
+        var dependencies: [CallerID] = []
+        /// The effective priorities of the callers that wait for it.
+        var inherited = PriorityCounts()
+
+        /// The priority it counts with: its own, or a more urgent one a caller waiting for it
+        /// lends it.
+        var effectivePriority: RequestPriority {
+            max(priority, inherited.highest ?? priority)
+        }
     }
 
     /// Where a call's current attempt is.

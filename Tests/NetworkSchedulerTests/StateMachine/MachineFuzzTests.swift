@@ -125,9 +125,11 @@ struct FuzzRun {
 
     private mutating func sendAfterDependencies() {
         let name = "c\(sent.count)"
-        lastEvent = "send \(name) after dependencies"
-        driver.sendAfter(Int.random(in: 1...2, using: &random), name,
-                         priority: RequestPriority.allCases.randomElement(using: &random)!)
+        // Some of them may have ended already; those still here inherit its priority.
+        let waitedFor = sent.isEmpty ? [] : (0..<Int.random(in: 1...2, using: &random)).map { _ in sent.randomElement(using: &random)! }
+        let priority = RequestPriority.allCases.randomElement(using: &random)!
+        lastEvent = "send \(name) at \(priority) after \(waitedFor)"
+        driver.sendAfter(max(1, waitedFor.count), waitingFor: waitedFor, name, priority: priority)
         sent.append(name)
         dependents.append(name)
     }

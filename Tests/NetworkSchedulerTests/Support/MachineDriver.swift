@@ -67,25 +67,34 @@ struct MachineDriver {
         return attachment
     }
 
-    /// A caller that waits for `dependencies` before it sends `path`.
-    mutating func sendAfter(_ dependencies: Int, _ name: String, priority: RequestPriority = .normal) {
-        callers[name] = machine.add(name, priority: priority, waitingFor: dependencies)
+    /// A caller that waits for `dependencies` before it sends `path`: as many as there are
+    /// names in `waitingFor`, which inherit its priority, or `count`.
+    mutating func sendAfter(_ count: Int? = nil, waitingFor names: [String] = [], _ name: String,
+                            priority: RequestPriority = .normal) {
+        let (id, actions) = machine.add(name, priority: priority, dependencies: count ?? names.count,
+                                        waitingFor: names.map { callers[$0]! }, now: now)
+        callers[name] = id
+        perform(actions)
     }
 
     /// One dependency of `name` succeeded; once all have, it sends `path`.
     mutating func dependencySucceeded(_ name: String, then path: String = "/users/1") {
-        guard machine.dependencySucceeded(callers[name]!) else { return }
+        let (isReady, actions) = machine.dependencySucceeded(callers[name]!, now: now)
+        perform(actions)
+        guard isReady else { return }
         let (request, key) = Self.request("GET", "https://api.test" + path, shared: true, timeout: 60)
         perform(machine.attach(callers[name]!, request: request, submission: Self.submission(request), key: key, now: now).1)
     }
 
     /// A dependency of `name` failed: it ends with `error`, unless it had already ended.
     mutating func dependencyFailed(_ name: String, with error: ServiceError) {
-        if let handle = machine.remove(callers[name]!) { record(handle, .failure(error)) }
+        let (handle, actions) = machine.remove(callers[name]!, now: now)
+        perform(actions)
+        if let handle { record(handle, .failure(error)) }
     }
 
     mutating func cancel(_ names: String...) {
-        perform(machine.cancel(names.map { callers[$0]! }))
+        perform(machine.cancel(names.map { callers[$0]! }, now: now))
     }
 
     /// The callers `names` change their priority to `priority`.
