@@ -26,10 +26,12 @@ public struct AuthService: Sendable {
         return session
     }
 
-    /// Forgets the token and the credentials.
+    /// Forgets the token and the credentials, and cancels every request still running or
+    /// waiting: nothing sent for the user who left reaches the server after they did.
     public func logOut() {
         authenticator.token = nil
         credentials.current = nil
+        client.scheduler.cancelAll()
     }
 
     private func remember(_ session: Session, _ credentials: Credentials) {

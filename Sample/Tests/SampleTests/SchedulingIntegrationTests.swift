@@ -138,6 +138,28 @@ import Testing
         }
     }
 
+    @Test func loggingOutCancelsEveryScreensRequestsAndUnsentOnesNeverArrive() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.user] = .latency(milliseconds: 300)
+            let profiles = FriendsScreenModel(api: fixture.api)
+            let feed = FriendsScreenModel(api: fixture.api)
+            profiles.loadProfiles([1, 2, 3])
+            feed.load(user: 1, prefetchPages: 2)
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .user))
+
+            fixture.api.auth.logOut()
+            await profiles.settled()
+            await feed.settled()
+
+            let errors = profiles.content.errors + feed.content.errors
+            #expect(errors.count == 7 && errors.allSatisfy { $0 == .cancelled })
+            #expect(fixture.server.arrivals.count(.user) == 1)
+            #expect(fixture.server.arrivals.count(.me) + fixture.server.arrivals.count(.friends) + fixture.server.arrivals.count(.feed) == 0)
+            #expect(fixture.api.scheduler.census.callers == 0)
+        }
+    }
+
     @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
         try await Fixture.with { fixture in
             let session = try await fixture.logIn()

@@ -81,7 +81,8 @@ public struct APIClient: Sendable {
             authenticator: authenticator,
             redirectPolicy: resource.redirectPolicy ?? redirectPolicy,
             maximumResponseSize: resource.maximumResponseSize,
-            originBoundHeaders: defaults.originBoundHeaders
+            originBoundHeaders: defaults.originBoundHeaders,
+            tags: resource.tags
         )
         return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)

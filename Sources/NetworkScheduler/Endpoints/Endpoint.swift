@@ -29,10 +29,11 @@ public struct Endpoint<Model: Sendable>: Sendable {
         deduplication: Deduplication = .automatic,
         redirectPolicy: RedirectPolicy = .follow,
         maximumResponseSize: Int? = nil,
+        tags: Set<String> = [],
         decoding: ResponseDecoding<Model>
     ) {
         let submission = Submission(.urlRequest(urlRequest), deduplication: deduplication, redirectPolicy: redirectPolicy,
-                                    maximumResponseSize: maximumResponseSize)
+                                    maximumResponseSize: maximumResponseSize, tags: tags)
         self.init(submission: submission, acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
     }
 
@@ -89,6 +90,8 @@ final class Submission: Sendable {
     let maximumResponseSize: Int?
     /// The headers its client adds for its own server, dropped on a redirect elsewhere.
     let originBoundHeaders: [String]
+    /// Its resource's tags.
+    let tags: Set<String>
 
     init(
         _ source: Source,
@@ -98,7 +101,8 @@ final class Submission: Sendable {
         authenticator: TokenAuthenticator? = nil,
         redirectPolicy: RedirectPolicy = .follow,
         maximumResponseSize: Int? = nil,
-        originBoundHeaders: [String] = []
+        originBoundHeaders: [String] = [],
+        tags: Set<String> = []
     ) {
         self.source = source
         self.deduplication = deduplication
@@ -108,6 +112,15 @@ final class Submission: Sendable {
         self.redirectPolicy = redirectPolicy
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
+        self.tags = tags
+    }
+
+    /// The method and URL it is sent with, without building the whole request.
+    var target: (method: String, url: URL?) {
+        switch source {
+        case .recipe(let recipe): recipe.target
+        case .urlRequest(let request): (request.httpMethod ?? "GET", request.url)
+        }
     }
 
     /// What its transport must enforce, with `maximumResponseSize` unless it has its own.

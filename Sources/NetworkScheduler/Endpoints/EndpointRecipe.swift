@@ -96,6 +96,11 @@ struct EndpointRecipe: Sendable {
         return PreparedRequest(parts, host: host)
     }
 
+    /// Its method and absolute URL (nil if it has none), without the rest of the request.
+    var target: (method: String, url: URL?) {
+        (method.rawValue, (try? location()).flatMap { URL(string: $0.url) })
+    }
+
     /// The absolute URL, and the host key of its budget.
     private func location() throws(ServiceError) -> (url: String, host: String) {
         if let baseHost = defaults.baseHost, let plainBase = defaults.plainBase,

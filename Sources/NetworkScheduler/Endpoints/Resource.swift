@@ -49,6 +49,9 @@ public struct Resource<Model: Sendable>: Sendable {
     /// ``RequestScheduler/Configuration-swift.struct/maximumResponseSize``. Set it to download
     /// something larger.
     public var maximumResponseSize: Int?
+    /// Labels of your own ("sync", "analytics", a screen's name) that
+    /// ``RequestScheduler/cancel(where:)`` can select requests by. See ``tagged(_:)``.
+    public var tags: Set<String> = []
 
     /// A resource with an explicit way to read its response.
     public init(
@@ -75,6 +78,18 @@ public struct Resource<Model: Sendable>: Sendable {
 }
 
 extension Resource {
+    /// This resource with `tags` added to its own.
+    ///
+    /// ```swift
+    /// let upload = Resource<Receipt>(.post, path: "sync", body: .json(changes)).tagged("sync")
+    /// scheduler.cancel { $0.tags.contains("sync") } // the user turned sync off
+    /// ```
+    public func tagged(_ tags: String...) -> Self {
+        var copy = self
+        copy.tags.formUnion(tags)
+        return copy
+    }
+
     /// This resource with its own retry policy.
     public func retrying(_ policy: RetryPolicy) -> Self {
         var resource = self

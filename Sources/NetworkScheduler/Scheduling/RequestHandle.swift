@@ -106,6 +106,14 @@ public final class RequestHandle: @unchecked Sendable {
         scheduler.cancel([self])
     }
 
+    /// Its request's method.
+    public var method: String { submission.target.method }
+    /// Its request's absolute URL; nil if its resource makes none (it then fails as
+    /// ``ServiceError/invalidRequest(reason:)``).
+    public var url: URL? { submission.target.url }
+    /// Its resource's tags (``Resource/tagged(_:)``).
+    public var tags: Set<String> { submission.tags }
+
     /// Records the priority its scheduler gave it, under the scheduler's lock, unless it ended.
     func adopt(_ priority: RequestPriority) {
         state.withLock { state in

@@ -334,6 +334,28 @@ public final class RequestScheduler: Sendable {
         feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID), now: now) }
     }
 
+    /// Cancels every request sent before it that has not ended, in one pass: each ends with
+    /// ``ServiceError/cancelled`` (those waiting for dependencies too), and running calls have
+    /// their tasks cancelled. For a logout. Requests sent afterwards run as usual.
+    public func cancelAll() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { machine in machine.cancel(machine.callerIDs, now: now) }
+    }
+
+    /// Cancels the requests, among those sent before it that have not ended, for which
+    /// `isIncluded` returns true: by host or path (``RequestHandle/url``), method, or
+    /// ``RequestHandle/tags``. `isIncluded` runs outside the scheduler's lock, on the calling
+    /// thread; a call shared with a request it spares goes on for that request.
+    ///
+    /// ```swift
+    /// scheduler.cancel { $0.url?.host == "cdn.example.com" }
+    /// scheduler.cancel { $0.tags.contains("analytics") }
+    /// ```
+    public func cancel(where isIncluded: (RequestHandle) -> Bool) {
+        let handles = state.withLock { machine in machine.callerIDs.map { machine.callers[$0.slot].handle } }
+        cancel(handles.filter(isIncluded))
+    }
+
     /// Gives callers a new priority, in one pass under the lock.
     func setPriority(_ priority: RequestPriority, of handles: [RequestHandle]) {
         let now = DispatchTime.now().uptimeNanoseconds

@@ -168,6 +168,11 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 
     // MARK: - Queries
 
+    /// Every caller still here.
+    var callerIDs: [CallerID] {
+        callers.all.map { CallerID(slot: $0.id) }
+    }
+
     /// Live callers, calls with callers, and registered keys: all zero once everything ended.
     var census: (callers: Int, calls: Int, registered: Int) {
         (callers.count, calls.all.count { !$0.element.isAbandoned }, registeredCount)

@@ -64,3 +64,24 @@ import Testing
         #expect(driver.machine.census == (1, 1, 1))
     }
 }
+
+extension MachineCancellationTests {
+    @Test func everyCallerCancelledInOnePassLeavesNothing() {
+        // Given callers running, waiting, joined, and waiting for a dependency
+        var driver = MachineDriver(budget: 1)
+        driver.send("running", "/running")
+        driver.send("waiting", "/waiting")
+        driver.send("joiner", "/waiting")
+        driver.sendAfter(waitingFor: ["running"], "dependent")
+
+        // When every caller is cancelled at once, as a logout does
+        driver.perform(driver.machine.cancel(driver.machine.callerIDs, now: driver.now))
+
+        // Then each ended once, the running task is cancelled, and nothing is left
+        #expect(Set(driver.outcomes.map(\.caller)) == ["running", "waiting", "joiner", "dependent"])
+        #expect(driver.outcomes.allSatisfy { $0.result.failure == .cancelled })
+        #expect(driver.cancelledTasks == ["task 1"])
+        #expect(driver.machine.census == (0, 0, 0) && driver.machine.lineEntryCount == 0)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+}

@@ -150,7 +150,7 @@ struct MachineDriver {
 
     // MARK: - Performing actions
 
-    private mutating func perform(_ actions: Machine.Actions) {
+    mutating func perform(_ actions: Machine.Actions) {
         for start in actions.starts {
             checkStartOrder(of: start.id.call)
             let task = "task \(started.count + 1)"
