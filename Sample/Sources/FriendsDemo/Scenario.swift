@@ -19,6 +19,7 @@ struct Scenario {
         try await twoScreensSubmitTheSamePost()
         try await theUserLeavesAScreen()
         try await aBurstOfIdenticalCalls()
+        try await aScreenHiddenAndShownAgain()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while
@@ -115,5 +116,38 @@ struct Scenario {
         narrator.say("   \(succeeded) callers got the page; network calls the server saw: \(arrived)")
         narrator.check(succeeded == burst, "every caller got the page")
         narrator.check(server == nil ? arrived < burst : arrived == 1, "the burst shared the network call")
+    }
+
+    /// 5: live priority: a screen goes behind another while it loads, then comes back.
+    private func aScreenHiddenAndShownAgain() async throws {
+        narrator.step(5, "Screen A loads five profiles, then screen B five others; A is hidden at once, and shown again later")
+        server?.faults[.user] = .latency(milliseconds: 100)
+        defer { server?.faults[.user] = nil }
+        let before = try await stats.fetch().arrivals.count
+        let budget = api.scheduler.hostBudget
+        let usersBefore = server?.arrivals.count(.user) ?? 0
+
+        let a = FriendsScreenModel(api: api)
+        let b = FriendsScreenModel(api: api)
+        a.loadProfiles(Array(1...5))
+        b.loadProfiles(Array(6...10))
+        a.hide()
+        // Shown again once A's first requests (on the wire before it was hidden) and a budget's
+        // worth of B's have reached the server.
+        if let server { await server.arrivals.wait(for: usersBefore + 2 * budget, at: .user) }
+        a.show()
+        await a.settled()
+        await b.settled()
+
+        let screens = try await stats.fetch().arrivals.dropFirst(before).filter { $0.route == .user }
+            .compactMap { Int($0.target.split(separator: "/").last ?? "") }.map { $0 <= 5 ? "A" : "B" }
+        narrator.say("   the server saw, in order: " + screens.joined(separator: " "))
+        narrator.check(a.content.errors.isEmpty && b.content.errors.isEmpty && screens.count == 10, "both screens loaded everything")
+        let whileHidden = screens.dropFirst(budget).prefix(budget)
+        narrator.check(server == nil || whileHidden.allSatisfy { $0 == "B" },
+                       "while A was hidden, only B's requests started (A's first \(budget) were already on the wire)")
+        let lastA = screens.lastIndex(of: "A") ?? 0
+        let lastB = screens.lastIndex(of: "B") ?? 0
+        narrator.check(lastA < lastB, "shown again, A's remaining requests went ahead of B's")
     }
 }
