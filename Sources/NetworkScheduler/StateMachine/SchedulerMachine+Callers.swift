@@ -22,8 +22,9 @@ extension SchedulerMachine {
         now: UInt64
     ) -> (CallerID, Actions) {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
-        let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority,
-                                                      stage: .waiting(dependencies: dependencies), dependencies: waited)))
+        var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies))
+        if !waited.isEmpty { caller.lendingBox().dependencies = waited }
+        let id = CallerID(slot: callers.insert(caller))
         var actions = Actions()
         lend(from: id, now: now, into: &actions)
         return (id, actions)

@@ -27,7 +27,7 @@ extension SchedulerMachine {
         for dependency in callers[id.slot].dependencies where callers.contains(dependency.slot) {
             changeInherited(of: dependency, removing: priority, into: &changes)
         }
-        callers[id.slot].dependencies = []
+        callers[id.slot].lending?.dependencies = []
         carry(changes, now: now, into: &actions)
     }
 
@@ -66,8 +66,9 @@ extension SchedulerMachine {
         into changes: inout [PriorityChange]
     ) {
         let was = callers[id.slot].effectivePriority
-        if let removed { callers[id.slot].inherited.remove(removed) }
-        if let added { callers[id.slot].inherited.add(added) }
+        let box = callers[id.slot].lendingBox()
+        if let removed { box.inherited.remove(removed) }
+        if let added { box.inherited.add(added) }
         let now = callers[id.slot].effectivePriority
         if now != was { changes.append(PriorityChange(caller: id, was: was, now: now)) }
     }

@@ -21,7 +21,8 @@ extension SchedulerMachine {
             }
         }
         for (slot, caller) in callers.all {
-            check(caller.inherited == lent[slot, default: PriorityCounts()], "caller \(slot) inherits other than what is lent")
+            check((caller.lending?.inherited ?? PriorityCounts()) == lent[slot, default: PriorityCounts()],
+                  "caller \(slot) inherits other than what is lent")
         }
         for (slot, call) in allCalls {
             let id = CallID(slot: slot)

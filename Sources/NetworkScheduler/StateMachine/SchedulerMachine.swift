@@ -86,16 +86,36 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         /// Its own priority now: callers may change it while they wait or run.
         var priority: RequestPriority
         var stage: Stage
+        /// What it waits for and what is lent to it, once it is in a dependency.
+        var lending: Lending?
+
         /// While it waits: the callers it waits for, which inherit its priority.
-        var dependencies: [CallerID] = []
-        /// The effective priorities of the callers that wait for it.
-        var inherited = PriorityCounts()
+        var dependencies: [CallerID] { lending?.dependencies ?? [] }
 
         /// The priority it counts with: its own, or a more urgent one a caller waiting for it
         /// lends it.
         var effectivePriority: RequestPriority {
-            max(priority, inherited.highest ?? priority)
+            guard let inherited = lending?.inherited.highest else { return priority }
+            return max(priority, inherited)
         }
+
+        /// Its lending box, made on first use.
+        mutating func lendingBox() -> Lending {
+            if let lending { return lending }
+            let box = Lending()
+            lending = box
+            return box
+        }
+    }
+
+    /// A caller's part in dependencies: kept apart, and made only for the callers that wait or
+    /// are waited for, so that the others (most) do not carry its 40 bytes. Only its machine
+    /// reaches it, through its caller.
+    final class Lending {
+        /// While its caller waits: the callers it waits for.
+        var dependencies: [CallerID] = []
+        /// The effective priorities of the callers waiting for its caller.
+        var inherited = PriorityCounts()
     }
 
     /// Where a call's current attempt is.
@@ -211,6 +231,8 @@ extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable, Attempt
 // Safety: a call is reached only through its machine, whose owner guards it (the scheduler's
 // lock), and holds nothing that is not Sendable.
 extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+// Safety: as a call's, a lending box is reached only through its machine.
+extension SchedulerMachine.Lending: @unchecked Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
 
