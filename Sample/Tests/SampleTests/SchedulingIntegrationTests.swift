@@ -160,6 +160,29 @@ import Testing
         }
     }
 
+    @Test func aSuspendedScreensRequestsReachTheServerOnlyOnceItResumes() async throws {
+        try await Fixture.with(budget: 1) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults.hold(.me)
+            let blocker = Task { try await fixture.api.client.value(for: .me) }
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let screen = RequestGroup()
+            let ended = WaitableCount()
+            fixture.api.client.send(.user(1), group: screen) { _ in ended.add() }
+            fixture.api.client.send(.user(2)) { _ in ended.add() }
+            screen.suspend()
+
+            fixture.server.faults.release(.me)
+            _ = try await blocker.value
+            #expect(await ended.wait(for: 1) == 1)
+            #expect(fixture.server.arrivals.all.filter { $0.route == .user }.map(\.target).map { $0.hasSuffix("/users/2") } == [true])
+
+            screen.resume()
+            #expect(await ended.wait(for: 2) == 2)
+            #expect(fixture.server.arrivals.count(.user) == 2)
+        }
+    }
+
     @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
         try await Fixture.with { fixture in
             let session = try await fixture.logIn()

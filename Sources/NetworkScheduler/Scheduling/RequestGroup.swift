@@ -1,4 +1,4 @@
-/// The requests of one screen (or any scope), cancelled or re-ranked together.
+/// The requests of one screen (or any scope), cancelled, re-ranked or suspended together.
 ///
 /// Keep one per screen and pass it to every request the screen makes. When the user leaves,
 /// call ``cancelAll()``, or just release the group: it cancels what is left when it is
@@ -14,7 +14,12 @@
 /// }
 /// ```
 public final class RequestGroup: Sendable {
-    private let members = Locked<[RequestHandle.ID: RequestHandle]>([:])
+    private struct State {
+        var members: [RequestHandle.ID: RequestHandle] = [:]
+        var isSuspended = false
+    }
+
+    private let state = Locked(State())
 
     /// An empty group.
     public init() {}
@@ -24,16 +29,45 @@ public final class RequestGroup: Sendable {
     }
 
     /// How many of the group's requests have not ended yet.
-    public var count: Int { members.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.members.count } }
+
+    /// Whether the group's requests that have not started wait (see ``suspend()``).
+    public var isSuspended: Bool { state.withLock { $0.isSuspended } }
 
     /// Cancels every request of the group that has not ended, in time proportional to their
     /// number. Requests sent to the group afterwards run as usual.
     public func cancelAll() {
-        let handles = members.withLock { members in
-            defer { members = [:] }
-            return Array(members.values)
+        let handles = state.withLock { state in
+            defer { state.members = [:] }
+            return Array(state.members.values)
         }
         Self.bySchedulers(handles) { scheduler, handles in scheduler.cancel(handles) }
+    }
+
+    /// Holds back the group's requests that have not started, and those sent to it until
+    /// ``resume()``: a hidden screen's prefetches wait without being cancelled. Requests on the
+    /// wire go on (one that must be tried again then waits too); a call shared with a request
+    /// outside the group runs for that request. Call it and ``resume()`` from one thread.
+    ///
+    /// ```swift
+    /// func screenDidDisappear() { screen.suspend() }
+    /// func screenWillAppear() { screen.resume() }
+    /// ```
+    public func suspend() {
+        setSuspended(true)
+    }
+
+    /// Lets the group's requests start again, each in the place in its host's line it had.
+    public func resume() {
+        setSuspended(false)
+    }
+
+    private func setSuspended(_ isSuspended: Bool) {
+        let handles = state.withLock { state in
+            state.isSuspended = isSuspended
+            return Array(state.members.values)
+        }
+        Self.bySchedulers(handles) { scheduler, handles in scheduler.setSuspended(isSuspended, of: handles) }
     }
 
     /// Gives every request of the group that has not ended `priority`, as if each handle's
@@ -46,7 +80,7 @@ public final class RequestGroup: Sendable {
     /// override func viewWillAppear(_ animated: Bool) { group.setPriority(.high) }
     /// ```
     public func setPriority(_ priority: RequestPriority) {
-        let handles = members.withLock { Array($0.values) }
+        let handles = state.withLock { Array($0.members.values) }
         Self.bySchedulers(handles) { scheduler, handles in scheduler.setPriority(priority, of: handles) }
     }
 
@@ -62,14 +96,21 @@ public final class RequestGroup: Sendable {
         }
     }
 
-    /// Lists a caller until it ends (its handle calls ``remove(_:)``).
-    func insert(_ handle: RequestHandle) {
-        members.withLock { $0[handle.id] = handle }
+    /// Lists a caller until it ends (its handle calls ``remove(_:)``); returns whether the group
+    /// is suspended. The scheduler lists a caller under its own lock, as the caller enters its
+    /// machine, so that a concurrent ``suspend()`` or ``resume()`` either sees it listed or is
+    /// seen by it.
+    func insert(_ handle: RequestHandle) -> Bool {
+        let isSuspended = state.withLock { state in
+            state.members[handle.id] = handle
+            return state.isSuspended
+        }
         // It may have ended before it was listed; it marks itself finished before it leaves.
         if handle.isFinished { remove(handle.id) }
+        return isSuspended
     }
 
     func remove(_ id: RequestHandle.ID) {
-        members.withLock { _ = $0.removeValue(forKey: id) }
+        state.withLock { _ = $0.members.removeValue(forKey: id) }
     }
 }

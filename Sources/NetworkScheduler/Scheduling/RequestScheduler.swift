@@ -189,14 +189,15 @@ public final class RequestScheduler: Sendable {
         } else {
             let now = DispatchTime.now().uptimeNanoseconds
             feed { machine in
-                // Those still here inherit its priority while it waits for them.
+                // Listed as it enters the machine (see `RequestGroup.insert`); those of its
+                // dependencies still here inherit its priority while it waits for them.
+                let isSuspended = group?.insert(handle) ?? false
                 let (id, actions) = machine.add(handle, priority: priority, dependencies: dependencies.count,
-                                                waitingFor: dependencies.compactMap(\.callerID), now: now)
+                                                waitingFor: dependencies.compactMap(\.callerID), isSuspended: isSuspended,
+                                                now: now)
                 handle.callerID = id
                 return actions
             }
-            // Listed once it is in the machine, where the group's cancellation and priority reach it.
-            group?.insert(handle)
             for dependency in dependencies {
                 dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
             }
@@ -241,13 +242,15 @@ public final class RequestScheduler: Sendable {
                 return machine.attach(id, request: request, submission: handle.submission, key: key,
                                       newIdempotencyKey: newIdempotencyKey, now: now)
             }
-            let (id, attachment, actions) = machine.submit(handle, priority: handle.priority, request: request,
+            // Listed as it enters the machine: see `RequestGroup.insert`.
+            let isSuspended = group?.insert(handle) ?? false
+            let (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
+                                                           request: request,
                                                            submission: handle.submission, key: key,
                                                            newIdempotencyKey: newIdempotencyKey, now: now)
             handle.callerID = id
             return (attachment, actions)
         }
-        group?.insert(handle)
         switch attachment {
         case .gone:
             break
@@ -354,6 +357,12 @@ public final class RequestScheduler: Sendable {
     public func cancel(where isIncluded: (RequestHandle) -> Bool) {
         let handles = state.withLock { machine in machine.callerIDs.map { machine.callers[$0.slot].handle } }
         cancel(handles.filter(isIncluded))
+    }
+
+    /// Suspends or resumes callers, in one pass under the lock.
+    func setSuspended(_ isSuspended: Bool, of handles: [RequestHandle]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        feed { machine in machine.setSuspended(isSuspended, of: handles.lazy.compactMap(\.callerID), now: now) }
     }
 
     /// Gives callers a new priority, in one pass under the lock.

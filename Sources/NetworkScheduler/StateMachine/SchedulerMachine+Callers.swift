@@ -19,10 +19,12 @@ extension SchedulerMachine {
         priority: RequestPriority,
         dependencies: Int,
         waitingFor waited: [CallerID] = [],
+        isSuspended: Bool = false,
         now: UInt64
     ) -> (CallerID, Actions) {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
-        var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies))
+        var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies),
+                            isSuspended: isSuspended)
         if !waited.isEmpty { caller.lendingBox().dependencies = waited }
         let id = CallerID(slot: callers.insert(caller))
         var actions = Actions()
@@ -43,17 +45,19 @@ extension SchedulerMachine {
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
     /// new one. `newIdempotencyKey` is the key a new call gets when its request needs one and
-    /// carries none.
+    /// carries none; `isSuspended`, whether its group is.
     mutating func submit(
         _ handle: CallerHandle,
         priority: RequestPriority,
+        isSuspended: Bool = false,
         request: PreparedRequest,
         submission: Submission,
         key: CallKey?,
         newIdempotencyKey: String? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
-        let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .building)))
+        let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .building,
+                                                      isSuspended: isSuspended)))
         let (attachment, actions) = attach(id, request: request, submission: submission, key: key,
                                            newIdempotencyKey: newIdempotencyKey, now: now)
         return (id, attachment, actions)
@@ -74,7 +78,10 @@ extension SchedulerMachine {
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
+            if caller.isSuspended { calls[callID.slot].suspendedCallers += 1 }
             reprioritize(callID, adding: caller.effectivePriority, into: &actions)
+            var released: Set<Int> = []
+            holdOrRelease(callID, now: now, hostsToFill: &released)
             startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
             return (.joined(callID), actions)
         }
@@ -84,6 +91,7 @@ extension SchedulerMachine {
         }
         let call = Call(key: key, submission: submission, request: sent, host: host(named: sent.host), firstCaller: id,
                         priority: caller.effectivePriority)
+        if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
@@ -121,9 +129,31 @@ extension SchedulerMachine {
                 if let task = abandon(callID) { actions.cancels.append(task) }
             } else {
                 calls[callID.slot].callers.remove(id)
+                if caller.isSuspended { calls[callID.slot].suspendedCallers -= 1 }
                 reprioritize(callID, removing: caller.effectivePriority, into: &actions)
+                // The last caller that was not suspended may have left.
+                var released: Set<Int> = []
+                holdOrRelease(callID, now: now, hostsToFill: &released)
             }
         }
+        return actions
+    }
+
+    /// Suspends or resumes callers (a group's). A call none of whose callers may start leaves
+    /// its line, keeping its place, and takes it back (and may start) when one of them resumes
+    /// or a caller that is not suspended joins it. Running calls go on; a suspended call that
+    /// must try again after its attempt ended waits out of line until it is resumed.
+    mutating func setSuspended(_ isSuspended: Bool, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
+        var hostsToFill: Set<Int> = []
+        for id in ids {
+            guard let caller = callers.lookup(id.slot), caller.isSuspended != isSuspended else { continue }
+            callers[id.slot].isSuspended = isSuspended
+            guard case .attached(let callID, _) = caller.stage else { continue }
+            calls[callID.slot].suspendedCallers += isSuspended ? 1 : -1
+            holdOrRelease(callID, now: now, hostsToFill: &hostsToFill)
+        }
+        var actions = Actions()
+        for host in hostsToFill.sorted() { startWaiting(onHost: host, now: now, into: &actions) }
         return actions
     }
 
@@ -163,6 +193,8 @@ extension SchedulerMachine {
             calls.remove(callID.slot)
         case .between:
             timers[callID] = nil
+            calls.remove(callID.slot)
+        case .held:
             calls.remove(callID.slot)
         case .abandoned:
             preconditionFailure("\(callID) was abandoned twice")

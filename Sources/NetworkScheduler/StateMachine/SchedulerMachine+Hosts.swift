@@ -9,19 +9,29 @@ extension SchedulerMachine {
     }
 
     /// Puts a call in its host's line at its highest caller's priority: at the back, or, for
-    /// a call already waiting that moves to another priority, at the place its arrival gives.
+    /// a call already waiting (that moves to another priority) or held, at the place its
+    /// arrival gives. A call whose callers are all suspended is held out of the line instead.
     mutating func line(_ callID: CallID, now: UInt64) {
         guard let priority = calls[callID.slot].priorities.highest else { return }
         nextTicket += 1
         let host = calls[callID.slot].host
         let arrival: Int
         let since: UInt64
-        if case .waiting(_, let firstArrival, let firstSince) = calls[callID.slot].attempt {
+        switch calls[callID.slot].attempt {
+        case .waiting(_, let firstArrival, let firstSince):
             (arrival, since) = (firstArrival, firstSince)
-        } else {
+            hosts[host].waiting -= 1
+        case .held(let firstArrival, let firstSince):
+            (arrival, since) = (firstArrival, firstSince)
+        case .between, .running, .abandoned:
             (arrival, since) = (nextTicket, now)
-            hosts[host].waiting += 1
         }
+        guard !calls[callID.slot].isHeld else {
+            calls[callID.slot].attempt = .held(arrival: arrival, since: since)
+            compactLine(of: host)
+            return
+        }
+        hosts[host].waiting += 1
         calls[callID.slot].attempt = .waiting(ticket: nextTicket, arrival: arrival, since: since)
         hosts[host].line.append(.init(call: callID, ticket: nextTicket, arrival: arrival), priority: priority)
         compactLine(of: host)
@@ -113,7 +123,22 @@ extension SchedulerMachine {
             line(callID, now: since)
         case .running(let running):
             if let task = running.task { actions.reprioritized.append((task, after)) }
-        case .between, .abandoned:
+        case .between, .abandoned, .held:
+            break
+        }
+    }
+
+    /// Holds a waiting call whose callers are now all suspended, or lines a held one up again
+    /// (in its old place) now that one of them is not; `hostsToFill` gets its host then.
+    mutating func holdOrRelease(_ callID: CallID, now: UInt64, hostsToFill: inout Set<Int>) {
+        let call = calls[callID.slot]
+        switch call.attempt {
+        case .waiting where call.isHeld:
+            line(callID, now: now)
+        case .held where !call.isHeld:
+            line(callID, now: now)
+            hostsToFill.insert(call.host)
+        default:
             break
         }
     }

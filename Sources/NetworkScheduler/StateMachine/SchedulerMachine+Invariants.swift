@@ -27,12 +27,14 @@ extension SchedulerMachine {
         for (slot, call) in allCalls {
             let id = CallID(slot: slot)
             var priorities = PriorityCounts()
+            var suspended = 0
             for callerID in call.callers {
                 guard let caller = callers.lookup(callerID.slot) else {
                     check(call.isAbandoned, "\(id) lists \(callerID), which has ended")
                     continue
                 }
                 priorities.add(caller.effectivePriority)
+                if caller.isSuspended { suspended += 1 }
                 if case .attached(let attachedTo, _) = caller.stage {
                     check(attachedTo == id, "\(callerID) is with \(attachedTo), but listed by \(id)")
                 } else {
@@ -41,6 +43,7 @@ extension SchedulerMachine {
             }
             if !call.isAbandoned {
                 check(priorities.highest == call.priorities.highest, "\(id)'s highest priority is not its callers'")
+                check(suspended == call.suspendedCallers, "\(id) counts \(call.suspendedCallers) suspended callers, but \(suspended) are")
             }
             if let key = call.key {
                 check(call.isAbandoned || registered(key) == id, "\(id) is not registered under its key")
@@ -49,6 +52,10 @@ extension SchedulerMachine {
             case .waiting:
                 waiting[call.host] += 1
                 check(timers[id] == nil, "\(id) waits in its line with a timer")
+                check(!call.isHeld, "\(id) waits in its line, but all its callers are suspended")
+            case .held:
+                check(timers[id] == nil, "\(id) is held with a timer")
+                check(call.isHeld, "\(id) is held, but a caller of it is not suspended")
             case .running(let attempt), .abandoned(let attempt):
                 running[call.host] += 1
                 if attempt.holdsLowPrioritySlot { lowPriorityRunning[call.host] += 1 }

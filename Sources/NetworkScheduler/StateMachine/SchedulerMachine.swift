@@ -88,6 +88,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         var stage: Stage
         /// What it waits for and what is lent to it, once it is in a dependency.
         var lending: Lending?
+        /// Whether its group is suspended: its call does not start while every caller of it is.
+        var isSuspended = false
 
         /// While it waits: the callers it waits for, which inherit its priority.
         var dependencies: [CallerID] { lending?.dependencies ?? [] }
@@ -129,6 +131,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         case between
         /// Its callers all left while it ran: it keeps its slot until its task ends.
         case abandoned(Running)
+        /// Out of its line because every caller of it is suspended; `arrival` and `since` are
+        /// its place and wait there, which it takes back when one of them resumes.
+        case held(arrival: Int, since: UInt64)
     }
 
     struct Running {
@@ -160,6 +165,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         var wasShared = false
         var callers: CallerSet
         var priorities = PriorityCounts()
+        /// How many of `callers` are suspended.
+        var suspendedCallers = 0
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
@@ -240,8 +247,13 @@ extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running
-        case .waiting, .between: nil
+        case .waiting, .between, .held: nil
         }
+    }
+
+    /// Whether every caller of it is suspended, so that it may not start.
+    var isHeld: Bool {
+        suspendedCallers > 0 && suspendedCallers == callers.count
     }
 
     var isAbandoned: Bool {

@@ -71,7 +71,8 @@ struct FuzzRun {
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
         case 0..<27: send()
-        case 27..<30: changeAPriority()
+        case 27..<29: changeAPriority()
+        case 29..<30: suspendOrResumeACaller()
         case 30..<35: sendAfterDependencies()
         case 35..<42: resolveADependency()
         case 42..<54: cancelACaller()
@@ -89,6 +90,8 @@ struct FuzzRun {
         for _ in 0..<1_000 where driver.machine.callers.count > 0 || !unreported.isEmpty {
             lastEvent = "drain"
             if !isConnected { toggleTheNetwork() }
+            let suspended = sent.filter { driver.machine.callers.lookup(driver.callers[$0]!.slot)?.isSuspended == true }
+            for name in suspended { driver.setSuspended(false, name) }
             while let name = dependents.popLast() {
                 driver.dependencySucceeded(name)
                 driver.dependencySucceeded(name) // for one that waits for two
@@ -156,6 +159,13 @@ struct FuzzRun {
         lastEvent = "cancel \(name)"
         driver.cancel(name)
         dependents.removeAll { $0 == name }
+    }
+
+    private mutating func suspendOrResumeACaller() {
+        guard let name = sent.randomElement(using: &random) else { return }
+        let isSuspended = Int.random(in: 0..<3, using: &random) > 0
+        lastEvent = "\(name) \(isSuspended ? "suspended" : "resumed")"
+        driver.setSuspended(isSuspended, name)
     }
 
     private mutating func changeAPriority() {

@@ -55,11 +55,12 @@ struct MachineDriver {
         priority: RequestPriority = .normal,
         host: String = "https://api.test",
         shared: Bool = true,
+        suspended: Bool = false,
         submission: Submission? = nil,
         timeout: TimeInterval = 60
     ) -> Machine.Attachment {
         let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout)
-        let (id, attachment, actions) = machine.submit(name, priority: priority, request: request,
+        let (id, attachment, actions) = machine.submit(name, priority: priority, isSuspended: suspended, request: request,
                                                        submission: submission ?? Self.submission(request), key: key,
                                                        now: now)
         callers[name] = id
@@ -95,6 +96,11 @@ struct MachineDriver {
 
     mutating func cancel(_ names: String...) {
         perform(machine.cancel(names.map { callers[$0]! }, now: now))
+    }
+
+    /// The callers `names` are suspended, or resumed.
+    mutating func setSuspended(_ isSuspended: Bool, _ names: String...) {
+        perform(machine.setSuspended(isSuspended, of: names.map { callers[$0]! }, now: now))
     }
 
     /// The callers `names` change their priority to `priority`.
