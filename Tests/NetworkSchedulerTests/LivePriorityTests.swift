@@ -119,3 +119,22 @@ import Testing
         #expect(sessionTask.priority == 0.1)
     }
 }
+
+/// Bounded waits through the scheduler: a call that waited longer than its priority's maximum
+/// moves up, and the monitors and metrics hear of it.
+@Suite struct AgingTests {
+    @Test func aLowRequestThatWaitedTooLongGoesAheadOfNormalOnesSentAfterIt() async {
+        let harness = Harness(budget: 1, maximumWait: [.low: 0.05]) { _ in .hold }
+        harness.api.send(Resource<User>(path: "blocker")) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        harness.api.send(Resource<User>(path: "sync"), priority: .low) { _ in }
+        let promoted = await harness.events.promoted.wait(for: 1)
+        harness.api.send(Resource<User>(path: "screen")) { _ in }
+
+        harness.transport.release(with: .json(userJSON))
+
+        #expect(promoted.map(\.path) == ["/v1/sync"] && promoted.first?.to == .normal)
+        #expect(await harness.transport.arrivals.wait(for: 2).last?.path == "/v1/sync")
+        #expect(harness.metrics.snapshot.promotions == 1)
+    }
+}

@@ -91,6 +91,7 @@ private final class StoryRecorder: RequestEventMonitor {
         case let .succeeded(id, _, metrics): lines.append("succeeded \(id)\(metrics.wasShared ? " shared" : "")")
         case let .failed(id, _, error, _): lines.append("failed \(id) \(error)")
         case let .cancelled(id, _): lines.append("cancelled \(id)")
+        case let .promoted(request, _, to): lines.append("promoted \(request.url?.path ?? "") to \(to)")
         }
     }
 }

@@ -183,6 +183,29 @@ import Testing
         }
     }
 
+    @Test func aPrefetchThatWaitedTooLongGoesAheadOfRequestsSentAfterIt() async throws {
+        let tally = Tally()
+        try await Fixture.with(budget: 1, eventMonitors: [tally], maximumWait: [.background: 0.05, .low: 0.05]) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults.hold(.me)
+            let blocker = Task { try await fixture.api.client.value(for: .me) }
+            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let ended = WaitableCount()
+            fixture.api.client.send(.feed(page: 1), priority: .background) { _ in ended.add() }
+            // Background to low, then low to normal: as urgent now as what the screen sends next.
+            #expect(await tally.promoted.wait(for: 2) == 2)
+            fixture.api.client.send(.user(1)) { _ in ended.add() }
+
+            fixture.server.faults.release(.me)
+            _ = try await blocker.value
+            #expect(await ended.wait(for: 2) == 2)
+
+            let order: [Route] = fixture.server.arrivals.all.map(\.route).filter { $0 == .feed || $0 == .user }
+            #expect(order == [.feed, .user])
+            #expect(fixture.api.scheduler.census.callers == 0)
+        }
+    }
+
     @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
         try await Fixture.with { fixture in
             let session = try await fixture.logIn()

@@ -39,6 +39,9 @@ public final class MetricsCollector: RequestEventMonitor {
         public var failed = 0
         /// Callers that were cancelled.
         public var cancelled = 0
+        /// Network calls promoted one level after waiting longer than their priority's
+        /// maximum wait (each level counts once).
+        public var promotions = 0
         /// Time between entering the queue and the call starting, for callers whose call got an
         /// answer from the server, by the priority they asked for.
         public var queueWait: [RequestPriority: QueueWait] = [:]
@@ -93,6 +96,8 @@ public final class MetricsCollector: RequestEventMonitor {
                 }
             case .cancelled:
                 counts.snapshot.cancelled += 1
+            case .promoted:
+                counts.snapshot.promotions += 1
             }
         }
     }

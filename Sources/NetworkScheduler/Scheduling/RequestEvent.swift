@@ -21,6 +21,9 @@ public enum RequestEvent: Sendable {
     case failed(RequestHandle.ID, RequestPriority, ServiceError, ResponseMetrics)
     /// A caller was cancelled, by itself, its group or its Swift task.
     case cancelled(RequestHandle.ID, RequestPriority)
+    /// A network call waited longer than the maximum wait of its priority
+    /// (``RequestScheduler/Configuration-swift.struct/maximumWait``) and moved up one level.
+    case promoted(URLRequest, from: RequestPriority, to: RequestPriority)
 }
 
 /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
@@ -43,6 +46,7 @@ extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
         case let .succeeded(id, priority, metrics): "succeeded \(id) \(priority) \(metrics.statusCode.map(String.init) ?? "")"
         case let .failed(id, priority, error, _): "failed \(id) \(priority) \(error)"
         case let .cancelled(id, priority): "cancelled \(id) \(priority)"
+        case let .promoted(request, from, to): "promoted \(Self.line(of: request)) from \(from) to \(to)"
         }
     }
 

@@ -39,6 +39,16 @@ extension RequestScheduler {
         /// Tells whether the network is reachable; with one, requests wait while offline
         /// instead of failing. None by default.
         public var connectivityMonitor: (any ConnectivityMonitor)?
+        /// Per priority, the most seconds a call waits for a budget slot at it before it is
+        /// promoted one level (and again after the next level's maximum, up to `.critical`), so
+        /// that a steady stream of urgent requests cannot keep a sync or an analytics call
+        /// waiting forever. Empty by default: strict priority order. Each promotion is a
+        /// ``RequestEvent/promoted(_:from:to:)`` event and counts in ``MetricsCollector``.
+        ///
+        /// ```swift
+        /// configuration.maximumWait = [.background: 30, .low: 10]
+        /// ```
+        public var maximumWait: [RequestPriority: TimeInterval] = [:]
         /// The headers that do not keep two requests from sharing one call, whatever their
         /// case: ``defaultHeadersIgnoredByDeduplication`` unless you change it. Every other
         /// header counts, so requests of different users (`Authorization`, `Cookie`,

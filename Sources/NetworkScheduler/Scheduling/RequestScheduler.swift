@@ -56,7 +56,8 @@ public final class RequestScheduler: Sendable {
         let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), hostBudget - 1)
         state = Locked(Machine(budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
-                               defaultRetryPolicy: configuration.retryPolicy, jitterSeed: .random(in: .min ... .max)))
+                               defaultRetryPolicy: configuration.retryPolicy, maximumWaits: configuration.maximumWait,
+                               jitterSeed: .random(in: .min ... .max)))
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
         if let monitor = configuration.connectivityMonitor {
@@ -302,6 +303,7 @@ public final class RequestScheduler: Sendable {
                             cause: Self.cause(of: retry.outcome)))
         }
         for refresh in actions.refreshes { refreshToken(refresh) }
+        for (request, from, to) in actions.promotions { record(.promoted(request.urlRequest, from: from, to: to)) }
     }
 
     /// The operation for one attempt; it builds its `URLRequest` when it starts, on its own

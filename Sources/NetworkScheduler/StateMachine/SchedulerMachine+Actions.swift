@@ -11,6 +11,8 @@ extension SchedulerMachine {
         let waitingSince: UInt64
         /// The call's priority as it starts, for its task.
         let priority: RequestPriority
+        /// The rank it started at: its priority, raised by any promotions while it waited.
+        let rank: RequestPriority
     }
 
     /// A token refresh the scheduler must run, then report with
@@ -46,6 +48,9 @@ extension SchedulerMachine {
         /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:date:)``.
         var armTimer: UInt64?
         var refreshes = SmallBatch<TokenRefresh>()
+        /// Calls promoted after waiting too long, for the monitors: the request, and the rank
+        /// it rose from and to.
+        var promotions = SmallBatch<(PreparedRequest, from: RequestPriority, to: RequestPriority)>()
         var retries = SmallBatch<Retry>()
     }
 }

@@ -36,16 +36,18 @@ extension SchedulerMachine {
         var actions = Actions()
         let due = timers.filter { $0.value <= now }.keys.sorted { $0.slot.index < $1.slot.index }
         for callID in due { timers[callID] = nil }
-        let (expired, backedOff) = due.reduce(into: ([(CallID, Running)](), [CallID]())) { lists, callID in
-            if let running = calls[callID.slot].running {
-                lists.0.append((callID, running))
-            } else {
-                lists.1.append(callID)
+        var expired: [(CallID, Running)] = []
+        var backedOff: [CallID] = []
+        for callID in due {
+            switch calls[callID.slot].attempt {
+            case .running(let running), .abandoned(let running): expired.append((callID, running))
+            case .waiting: promote(callID, now: now, into: &actions)
+            case .between, .held: backedOff.append(callID)
             }
         }
         // Backoffs first: a call back in its line then competes, by priority, for the slots
         // that the attempts past their deadline free next.
-        for callID in backedOff { line(callID, now: now) }
+        for callID in backedOff { line(callID, now: now, into: &actions) }
         for (callID, running) in expired {
             if let task = running.task { actions.cancels.append(task) }
             let timing = DataTaskOperation.Timing(created: running.started, started: running.started, completed: now)
@@ -57,6 +59,17 @@ extension SchedulerMachine {
         return actions
     }
 
+    /// Promotes a call that waited longer than its rank's maximum wait one level: it moves up
+    /// in its line, ahead of the calls of its new rank that arrived after it.
+    private mutating func promote(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+        let call = calls[callID.slot]
+        guard let from = call.rank, from < .critical else { return }
+        call.promotions += 1
+        call.rankSince = now
+        line(callID, now: now, into: &actions)
+        actions.promotions.append((call.request, from, call.rank ?? from))
+    }
+
     /// A token refresh for `callID` ended: its request, rebuilt with the new token, is sent
     /// again; or its callers get the error.
     mutating func tokenRefreshed(_ callID: CallID, rebuilt: Result<PreparedRequest, ServiceError>, now: UInt64) -> Actions {
@@ -66,7 +79,7 @@ extension SchedulerMachine {
         case .success(var request):
             if let key = call.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
             calls[callID.slot].request = request
-            line(callID, now: now)
+            line(callID, now: now, into: &actions)
             startWaiting(onHost: call.host, now: now, into: &actions)
         case .failure(let error):
             deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now), into: &actions)
@@ -129,7 +142,7 @@ extension SchedulerMachine {
         if isOffline, case .failure(let error) = outcome, error.isConnectivityFailure {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
             actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
-            line(callID, now: now)
+            line(callID, now: now, into: &actions)
             return
         }
         let policy = call.submission.retryPolicy ?? defaultRetryPolicy
@@ -140,7 +153,7 @@ extension SchedulerMachine {
             if delay > 0 {
                 setTimer(for: callID, at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {
-                line(callID, now: now)
+                line(callID, now: now, into: &actions)
             }
             return
         }

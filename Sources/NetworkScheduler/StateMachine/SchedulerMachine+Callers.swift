@@ -81,7 +81,7 @@ extension SchedulerMachine {
             if caller.isSuspended { calls[callID.slot].suspendedCallers += 1 }
             reprioritize(callID, adding: caller.effectivePriority, into: &actions)
             var released: Set<Int> = []
-            holdOrRelease(callID, now: now, hostsToFill: &released)
+            holdOrRelease(callID, now: now, hostsToFill: &released, into: &actions)
             startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
             return (.joined(callID), actions)
         }
@@ -95,7 +95,7 @@ extension SchedulerMachine {
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
-        line(callID, now: now)
+        line(callID, now: now, into: &actions)
         startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
         return (.created(callID, request: sent), actions)
     }
@@ -133,7 +133,7 @@ extension SchedulerMachine {
                 reprioritize(callID, removing: caller.effectivePriority, into: &actions)
                 // The last caller that was not suspended may have left.
                 var released: Set<Int> = []
-                holdOrRelease(callID, now: now, hostsToFill: &released)
+                holdOrRelease(callID, now: now, hostsToFill: &released, into: &actions)
             }
         }
         return actions
@@ -144,15 +144,15 @@ extension SchedulerMachine {
     /// or a caller that is not suspended joins it. Running calls go on; a suspended call that
     /// must try again after its attempt ended waits out of line until it is resumed.
     mutating func setSuspended(_ isSuspended: Bool, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
+        var actions = Actions()
         var hostsToFill: Set<Int> = []
         for id in ids {
             guard let caller = callers.lookup(id.slot), caller.isSuspended != isSuspended else { continue }
             callers[id.slot].isSuspended = isSuspended
             guard case .attached(let callID, _) = caller.stage else { continue }
             calls[callID.slot].suspendedCallers += isSuspended ? 1 : -1
-            holdOrRelease(callID, now: now, hostsToFill: &hostsToFill)
+            holdOrRelease(callID, now: now, hostsToFill: &hostsToFill, into: &actions)
         }
-        var actions = Actions()
         for host in hostsToFill.sorted() { startWaiting(onHost: host, now: now, into: &actions) }
         return actions
     }

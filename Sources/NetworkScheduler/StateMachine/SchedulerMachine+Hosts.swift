@@ -8,11 +8,12 @@ extension SchedulerMachine {
         return hosts.count - 1
     }
 
-    /// Puts a call in its host's line at its highest caller's priority: at the back, or, for
-    /// a call already waiting (that moves to another priority) or held, at the place its
-    /// arrival gives. A call whose callers are all suspended is held out of the line instead.
-    mutating func line(_ callID: CallID, now: UInt64) {
-        guard let priority = calls[callID.slot].priorities.highest else { return }
+    /// Puts a call in its host's line at its rank: at the back, or, for a call already waiting
+    /// (that moves to another rank) or held, at the place its arrival gives. A call whose
+    /// callers are all suspended is held out of the line instead. A waiting call whose rank
+    /// has a maximum wait gets a timer for its promotion.
+    mutating func line(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+        guard let priority = calls[callID.slot].rank else { return }
         nextTicket += 1
         let host = calls[callID.slot].host
         let arrival: Int
@@ -25,11 +26,16 @@ extension SchedulerMachine {
             (arrival, since) = (firstArrival, firstSince)
         case .between, .running, .abandoned:
             (arrival, since) = (nextTicket, now)
+            calls[callID.slot].rankSince = now
         }
+        timers[callID] = nil
         guard !calls[callID.slot].isHeld else {
             calls[callID.slot].attempt = .held(arrival: arrival, since: since)
             compactLine(of: host)
             return
+        }
+        if priority < .critical, let maximumWait = maximumWaits[priority.rawValue] {
+            setTimer(for: callID, at: calls[callID.slot].rankSince + maximumWait, into: &actions)
         }
         hosts[host].waiting += 1
         calls[callID.slot].attempt = .waiting(ticket: nextTicket, arrival: arrival, since: since)
@@ -37,8 +43,10 @@ extension SchedulerMachine {
         compactLine(of: host)
     }
 
-    /// A waiting call left its host's line (its entry there is now stale).
+    /// A waiting call left its host's line (its entry there is now stale), and its promotion
+    /// timer with it.
     mutating func leaveLine(_ callID: CallID) {
+        timers[callID] = nil
         let host = calls[callID.slot].host
         calls[callID.slot].attempt = .between
         hosts[host].waiting -= 1
@@ -83,10 +91,12 @@ extension SchedulerMachine {
     /// Moves a waiting call to running, in one of its host's budget slots, with a deadline.
     private mutating func begin(_ callID: CallID, now: UInt64, into actions: inout Actions) -> AttemptStart {
         guard case .waiting(_, _, let since) = calls[callID.slot].attempt,
-              let priority = calls[callID.slot].priorities.highest else {
+              let rank = calls[callID.slot].rank, let priority = calls[callID.slot].priorities.highest else {
             preconditionFailure("only a waiting call, which has callers, can begin an attempt")
         }
-        let isLowPriority = priority < .normal
+        // A promoted call takes a slot of its rank; its task gets its callers' priority.
+        let isLowPriority = rank < .normal
+        calls[callID.slot].promotions = 0
         let host = calls[callID.slot].host
         hosts[host].running += 1
         if isLowPriority { hosts[host].lowPriorityRunning += 1 }
@@ -95,7 +105,8 @@ extension SchedulerMachine {
         calls[callID.slot].attempt = .running(Running(serial: serial, task: nil, holdsLowPrioritySlot: isLowPriority, started: now))
         setTimer(for: callID, at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
-                            submission: calls[callID.slot].submission, waitingSince: since, priority: priority)
+                            submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
+                            rank: rank)
     }
 
     /// Gives back the budget slot of an attempt that ended.
@@ -114,29 +125,30 @@ extension SchedulerMachine {
         into actions: inout Actions
     ) {
         let call = calls[callID.slot]
-        let before = call.priorities.highest
+        let (before, rankBefore) = (call.priorities.highest, call.rank)
         if let removed { call.priorities.remove(removed) }
         if let added { call.priorities.add(added) }
-        guard let after = call.priorities.highest, after != before else { return }
         switch call.attempt {
-        case .waiting(_, _, let since):
-            line(callID, now: since)
+        case .waiting(_, _, let since) where call.rank != rankBefore:
+            line(callID, now: since, into: &actions)
         case .running(let running):
-            if let task = running.task { actions.reprioritized.append((task, after)) }
-        case .between, .abandoned, .held:
+            if let task = running.task, let after = call.priorities.highest, after != before {
+                actions.reprioritized.append((task, after))
+            }
+        case .waiting, .between, .abandoned, .held:
             break
         }
     }
 
     /// Holds a waiting call whose callers are now all suspended, or lines a held one up again
     /// (in its old place) now that one of them is not; `hostsToFill` gets its host then.
-    mutating func holdOrRelease(_ callID: CallID, now: UInt64, hostsToFill: inout Set<Int>) {
+    mutating func holdOrRelease(_ callID: CallID, now: UInt64, hostsToFill: inout Set<Int>, into actions: inout Actions) {
         let call = calls[callID.slot]
         switch call.attempt {
         case .waiting where call.isHeld:
-            line(callID, now: now)
+            line(callID, now: now, into: &actions)
         case .held where !call.isHeld:
-            line(callID, now: now)
+            line(callID, now: now, into: &actions)
             hostsToFill.insert(call.host)
         default:
             break

@@ -51,7 +51,10 @@ extension SchedulerMachine {
             switch call.attempt {
             case .waiting:
                 waiting[call.host] += 1
-                check(timers[id] == nil, "\(id) waits in its line with a timer")
+                // A timer only for its promotion, when its rank has a maximum wait.
+                let promotion = call.rank.flatMap { $0 < .critical ? maximumWaits[$0.rawValue] : nil }
+                check(timers[id] == promotion.map { call.rankSince + $0 },
+                      "\(id) waits in its line with a timer other than its promotion's")
                 check(!call.isHeld, "\(id) waits in its line, but all its callers are suspended")
             case .held:
                 check(timers[id] == nil, "\(id) is held with a timer")
@@ -104,11 +107,11 @@ extension SchedulerMachine {
         return violations
     }
 
-    /// Whether a call of `.normal` priority or above waits on `host`.
+    /// Whether a call of `.normal` rank or above waits on `host`.
     private func hasUrgentWaiter(onHost host: Int, among calls: [(id: SlotID, element: Call)]) -> Bool {
         calls.contains { entry in
             guard entry.element.host == host, case .waiting = entry.element.attempt else { return false }
-            return (entry.element.priorities.highest ?? .background) >= .normal
+            return (entry.element.rank ?? .background) >= .normal
         }
     }
 }

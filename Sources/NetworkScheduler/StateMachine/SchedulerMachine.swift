@@ -40,6 +40,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     let lowPriorityBudget: Int
     /// The policy of calls whose request has none.
     let defaultRetryPolicy: RetryPolicy
+    /// Per priority (by raw value), the longest a call waits at it before it is promoted one
+    /// level, in nanoseconds; nil never promotes (strict order).
+    let maximumWaits: [UInt64?]
 
     var callers = Slots<Caller>()
     var calls = Slots<Call>()
@@ -61,11 +64,20 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     /// Where backoff jitter comes from, drawn only when a backoff is decided.
     var jitter: SplitMix64
 
-    init(budget: Int, lowPriorityBudget: Int, defaultRetryPolicy: RetryPolicy, jitterSeed: UInt64) {
+    init(
+        budget: Int,
+        lowPriorityBudget: Int,
+        defaultRetryPolicy: RetryPolicy,
+        maximumWaits: [RequestPriority: TimeInterval] = [:],
+        jitterSeed: UInt64
+    ) {
         precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget)
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
         self.defaultRetryPolicy = defaultRetryPolicy
+        self.maximumWaits = RequestPriority.allCases.map { priority in
+            maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
+        }
         jitter = SplitMix64(seed: jitterSeed)
     }
 
@@ -167,6 +179,10 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         var priorities = PriorityCounts()
         /// How many of `callers` are suspended.
         var suspendedCallers = 0
+        /// Levels it was promoted by while it waited too long (see ``rank``).
+        var promotions = 0
+        /// When it entered its line, or was last promoted: where its wait at its rank began.
+        var rankSince: UInt64 = 0
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
@@ -249,6 +265,13 @@ extension SchedulerMachine.Call {
         case .running(let running), .abandoned(let running): running
         case .waiting, .between, .held: nil
         }
+    }
+
+    /// The priority it waits at: its highest caller's, raised one level per promotion (a call
+    /// that waited longer than its priority's maximum wait), up to critical.
+    var rank: RequestPriority? {
+        guard let highest = priorities.highest else { return nil }
+        return RequestPriority(rawValue: min(highest.rawValue + promotions, RequestPriority.critical.rawValue))
     }
 
     /// Whether every caller of it is suspended, so that it may not start.

@@ -40,6 +40,7 @@ extension HeavyTests {
             let counts = Dictionary(run.driver.outcomes.map { ($0.caller, 1) }, uniquingKeysWith: +)
             let unended = run.sent.filter { counts[$0] != 1 }
             if !unended.isEmpty { problems.append("callers without exactly one outcome: \(unended.prefix(5))") }
+        if seed.isMultiple(of: 2), run.driver.promotions.isEmpty { problems.append("no call was ever promoted") }
             return problems
         }
     }
@@ -47,9 +48,10 @@ extension HeavyTests {
 
 /// One seeded sequence of events on a machine with two hosts, a budget of 3 (2 for low
 /// priorities), a few paths (so that callers share calls), retries, token refreshes,
-/// deadlines, dependencies and the network coming and going.
+/// deadlines, dependencies, priority changes, suspensions, aging and the network coming and
+/// going.
 struct FuzzRun {
-    var driver = MachineDriver(budget: 3, lowPriorityBudget: 2)
+    var driver: MachineDriver
     var random: SplitMix64
     /// Every caller sent.
     var sent: [String] = []
@@ -63,8 +65,11 @@ struct FuzzRun {
     private let authenticator = TokenAuthenticator(token: "t") { _ in "u" }
     private static let retrying = RetryPolicy(maxAttempts: 3, baseDelay: 0.5)
 
+    /// Even seeds promote calls that wait too long (aging); odd ones keep strict order.
     init(seed: UInt64) {
         random = SplitMix64(seed: seed)
+        driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
+                               maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:])
     }
 
     mutating func step() {

@@ -52,14 +52,17 @@ struct Harness: Sendable {
         sendsIdempotencyKeys: Bool = false,
         authenticator: TokenAuthenticator? = nil,
         connectivity: (any ConnectivityMonitor)? = nil,
+        maximumWait: [RequestPriority: TimeInterval] = [:],
         reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) }
     ) {
         transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)
-        scheduler = RequestScheduler(configuration: .init(
+        var configuration = RequestScheduler.Configuration(
             transport: transport, slotsReservedAboveLowPriority: slotsReservedAboveLowPriority,
             eventMonitors: [metrics, events], retryPolicy: retryPolicy,
             connectivityMonitor: connectivity
-        ))
+        )
+        configuration.maximumWait = maximumWait
+        scheduler = RequestScheduler(configuration: configuration)
         // Attempts held on purpose must outlast the slowest test: deadline tests set their own.
         api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler, timeout: 600,
                         sendsIdempotencyKeys: sendsIdempotencyKeys, authenticator: authenticator,
@@ -106,6 +109,8 @@ final class EventRecorder: RequestEventMonitor {
     let started = EventLog<URLRequest>()
     let retried = EventLog<Int>()
     let ended = EventLog<RequestEvent>()
+    /// The path of each call promoted, and the rank it rose to.
+    let promoted = EventLog<(path: String, to: RequestPriority)>()
 
     func record(_ event: RequestEvent) {
         switch event {
@@ -114,6 +119,7 @@ final class EventRecorder: RequestEventMonitor {
         case .started(let request, _): started.append(request)
         case .retried(_, let attempt, _, _): retried.append(attempt)
         case .succeeded, .failed, .cancelled: ended.append(event)
+        case .promoted(let request, _, let to): promoted.append((request.url?.path ?? "", to))
         }
     }
 }

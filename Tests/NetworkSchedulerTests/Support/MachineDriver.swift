@@ -36,13 +36,17 @@ struct MachineDriver {
     /// line before it, waited on its host.
     var brokenContracts: [String] = []
     private var ended: Set<String> = []
-    /// Each waiting call's place within its priority after the last event.
+    /// Each waiting call's place within its rank after the last event.
     private var lineArrivals: [CallID: Int] = [:]
 
-    init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never) {
+    init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
+         maximumWaits: [RequestPriority: TimeInterval] = [:]) {
         machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
-                          jitterSeed: 1)
+                          maximumWaits: maximumWaits, jitterSeed: 1)
     }
+
+    /// The calls promoted so far: the path, and the rank each rose to.
+    var promotions: [(path: String, to: RequestPriority)] = []
 
     // MARK: - Events
 
@@ -158,7 +162,7 @@ struct MachineDriver {
 
     mutating func perform(_ actions: Machine.Actions) {
         for start in actions.starts {
-            checkStartOrder(of: start.id.call)
+            checkStartOrder(of: start.id.call, at: start.rank)
             let task = "task \(started.count + 1)"
             machine.bind(start.id, to: task)
             started.append(task)
@@ -173,6 +177,7 @@ struct MachineDriver {
         }
         for caller in actions.cancelled { record(caller, .failure(.cancelled)) }
         if let armTimer = actions.armTimer { armedFor = armTimer }
+        for (request, _, to) in actions.promotions { promotions.append((request.urlRequest.url?.path ?? "", to)) }
         refreshes.append(contentsOf: actions.refreshes)
         recordLineArrivals()
     }
@@ -204,12 +209,11 @@ struct MachineDriver {
     /// A call already waiting before this event entered before every call that entered during
     /// it; among those, the machine's arrival numbers are the only record of the order, so they
     /// are not compared here.
-    private mutating func checkStartOrder(of callID: CallID) {
+    private mutating func checkStartOrder(of callID: CallID, at priority: RequestPriority) {
         let started = machine.calls[callID.slot]
-        guard let priority = started.priorities.highest else { return }
         let arrival = lineArrivals[callID] ?? .max
         for (slot, call) in machine.calls.all where call.host == started.host {
-            guard case .waiting(_, let waitingArrival, _) = call.attempt, let waiting = call.priorities.highest else { continue }
+            guard case .waiting(_, let waitingArrival, _) = call.attempt, let waiting = call.rank else { continue }
             if waiting > priority {
                 brokenContracts.append("call \(callID) started at \(priority) while call \(slot) waited at \(waiting)")
             } else if waiting == priority, lineArrivals[CallID(slot: slot)] != nil, waitingArrival < arrival {

@@ -23,6 +23,7 @@ struct Fixture: Sendable {
         budget: Int? = nil,
         retryPolicy: RetryPolicy = .never,
         eventMonitors: [any RequestEventMonitor] = [],
+        maximumWait: [RequestPriority: TimeInterval] = [:],
         _ body: (Fixture) async throws -> Void
     ) async throws {
         let server = try await SocialServer.start()
@@ -30,12 +31,14 @@ struct Fixture: Sendable {
         configuration.timeoutIntervalForRequest = 10
         let sessionTransport = URLSessionTransport(configuration: configuration)
         let session = sessionTransport.session
-        let api = SocialAPI(baseURL: server.baseURL, configuration: .init(
+        var schedulerConfiguration = RequestScheduler.Configuration(
             transport: transport ?? sessionTransport,
             hostBudget: budget,
             eventMonitors: eventMonitors,
             retryPolicy: retryPolicy
-        ))
+        )
+        schedulerConfiguration.maximumWait = maximumWait
+        let api = SocialAPI(baseURL: server.baseURL, configuration: schedulerConfiguration)
         let fixture = Fixture(server: server, api: api, session: session)
         do {
             try await body(fixture)

@@ -56,6 +56,7 @@ final class Tally: RequestEventMonitor {
     let started = WaitableCount()
     let retried = WaitableCount()
     let ended = WaitableCount()
+    let promoted = WaitableCount()
     /// The path of every network call started.
     let startedPaths = NIOLockedValueBox<[String]>([])
 
@@ -67,6 +68,7 @@ final class Tally: RequestEventMonitor {
             startedPaths.withLockedValue { $0.append(request.url?.path ?? "") }
         case .retried: retried.add()
         case .succeeded, .failed, .cancelled: ended.add()
+        case .promoted: promoted.add()
         }
     }
 }
