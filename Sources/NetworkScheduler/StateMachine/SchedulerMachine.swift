@@ -175,12 +175,13 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         var attemptsStarted = 0
         var replayedWithNewToken = false
         var wasShared = false
+        /// Levels it was promoted by while it waited too long (see ``rank``). Small fields
+        /// together, in the padding after the flags: a call is allocated per request.
+        var promotions: UInt8 = 0
+        /// How many of `callers` are suspended.
+        var suspendedCallers: Int32 = 0
         var callers: CallerSet
         var priorities = PriorityCounts()
-        /// How many of `callers` are suspended.
-        var suspendedCallers = 0
-        /// Levels it was promoted by while it waited too long (see ``rank``).
-        var promotions = 0
         /// When it entered its line, or was last promoted: where its wait at its rank began.
         var rankSince: UInt64 = 0
         /// The next call registered under the same hash of its key (see `registry`).
@@ -271,12 +272,12 @@ extension SchedulerMachine.Call {
     /// that waited longer than its priority's maximum wait), up to critical.
     var rank: RequestPriority? {
         guard let highest = priorities.highest else { return nil }
-        return RequestPriority(rawValue: min(highest.rawValue + promotions, RequestPriority.critical.rawValue))
+        return RequestPriority(rawValue: min(highest.rawValue + Int(promotions), RequestPriority.critical.rawValue))
     }
 
     /// Whether every caller of it is suspended, so that it may not start.
     var isHeld: Bool {
-        suspendedCallers > 0 && suspendedCallers == callers.count
+        suspendedCallers > 0 && Int(suspendedCallers) == callers.count
     }
 
     var isAbandoned: Bool {
