@@ -15,21 +15,11 @@ import Testing
         return driver
     }
 
-    /// Ends every attempt in turn; returns the callers in the order they ended.
-    private static func endEverything(_ driver: inout MachineDriver) -> [String] {
-        var step = 0
-        while step < driver.started.count {
-            step += 1
-            driver.end("task \(step)")
-        }
-        return driver.outcomes.map(\.caller)
-    }
-
     @Test func withoutAMaximumWaitOrderStaysStrict() {
         var driver = Self.aLowCallBeforeANormalOne(maximumWaits: [:])
         driver.advance(seconds: 3_600)
         #expect(driver.promotions.isEmpty)
-        #expect(Self.endEverything(&driver) == ["blocker", "new", "old"])
+        #expect(driver.endEveryAttempt() == ["blocker", "new", "old"])
     }
 
     @Test func aCallThatWaitedLongerThanItsMaximumGoesAheadOfLaterCallsOfItsNewRank() {
@@ -38,7 +28,7 @@ import Testing
         #expect(driver.promotions.isEmpty, "4.9 s of the 5 s maximum")
         driver.advance(seconds: 0.1)
         #expect(driver.promotions.map(\.path) == ["/old"] && driver.promotions.first?.to == .normal)
-        #expect(Self.endEverything(&driver) == ["blocker", "old", "new"])
+        #expect(driver.endEveryAttempt() == ["blocker", "old", "new"])
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
 

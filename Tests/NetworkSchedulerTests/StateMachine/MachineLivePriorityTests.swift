@@ -14,27 +14,17 @@ import Testing
         return driver
     }
 
-    /// Ends the running attempt, then each that follows; returns the callers in the order they ended.
-    private static func endEverything(_ driver: inout MachineDriver) -> [String] {
-        var step = 0
-        while step < driver.started.count {
-            step += 1
-            driver.end("task \(step)")
-        }
-        return driver.outcomes.map(\.caller)
-    }
-
     @Test func aWaitingCallerRaisedStartsBeforeThoseItNowOutranks() {
         var driver = Self.threeWaitingBehindABlocker()
         driver.setPriority(.high, of: "c")
-        #expect(Self.endEverything(&driver) == ["blocker", "c", "a", "b"])
+        #expect(driver.endEveryAttempt() == ["blocker", "c", "a", "b"])
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
 
     @Test func aWaitingCallerLoweredStartsAfterTheOthers() {
         var driver = Self.threeWaitingBehindABlocker()
         driver.setPriority(.low, of: "a")
-        #expect(Self.endEverything(&driver) == ["blocker", "b", "c", "a"])
+        #expect(driver.endEveryAttempt() == ["blocker", "b", "c", "a"])
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
 
@@ -42,7 +32,7 @@ import Testing
         var driver = Self.threeWaitingBehindABlocker()
         driver.setPriority(.background, of: "a")
         driver.setPriority(.normal, of: "a")
-        #expect(Self.endEverything(&driver) == ["blocker", "a", "b", "c"])
+        #expect(driver.endEveryAttempt() == ["blocker", "a", "b", "c"])
         #expect(driver.machine.lineEntryCount == 0)
     }
 
@@ -59,7 +49,7 @@ import Testing
     @Test func aSharedCallRisesWithAnyOfItsCallers() {
         var driver = Self.aSharedLowCallBehindANormalOne()
         driver.setPriority(.high, of: "low 2")
-        let order = Self.endEverything(&driver)
+        let order = driver.endEveryAttempt()
         #expect(Set(order[1...2]) == ["low 1", "low 2"] && order.last == "normal")
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
@@ -69,7 +59,7 @@ import Testing
         driver.setPriority(.high, of: "low 2")
         driver.setPriority(.background, of: "low 1")
         driver.setPriority(.low, of: "low 2")
-        let order = Self.endEverything(&driver)
+        let order = driver.endEveryAttempt()
         #expect(order[1] == "normal" && Set(order[2...3]) == ["low 1", "low 2"])
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
@@ -107,7 +97,7 @@ import Testing
 
         driver.setPriority(.high, of: "dependent")
         driver.dependencySucceeded("dependent", then: "/dependent")
-        #expect(Self.endEverything(&driver) == ["blocker", "dependent", "normal"])
+        #expect(driver.endEveryAttempt() == ["blocker", "dependent", "normal"])
     }
 
     @Test func changingACallerThatEndedDoesNothing() {
