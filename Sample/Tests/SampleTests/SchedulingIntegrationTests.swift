@@ -94,18 +94,14 @@ import Testing
 
     @Test func aHiddenScreensRequestsReachTheServerAfterThoseOfTheScreenInSight() async throws {
         try await Fixture.with(budget: 1) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults.hold(.me)
-            let blocker = Task { try await fixture.api.client.value(for: .me) }
-            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let hidden = FriendsScreenModel(api: fixture.api)
             let inSight = FriendsScreenModel(api: fixture.api)
             hidden.loadProfiles([1, 2])
             inSight.loadProfiles([3, 4])
 
             hidden.hide()
-            fixture.server.faults.release(.me)
-            _ = try await blocker.value
+            try await releaseTheSlot()
             await hidden.settled()
             await inSight.settled()
 
@@ -117,17 +113,13 @@ import Testing
 
     @Test func whatAnUrgentRequestWaitsForIsLiftedAheadOfTheLine() async throws {
         try await Fixture.with(budget: 1) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults.hold(.me)
-            let blocker = Task { try await fixture.api.client.value(for: .me) }
-            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ended = WaitableCount()
             fixture.api.client.send(.user(1)) { _ in ended.add() }
             let prefetch = fixture.api.client.send(.feed(page: 1), priority: .background) { _ in ended.add() }
             fixture.api.client.send(.user(2), priority: .critical, after: [prefetch]) { _ in ended.add() }
 
-            fixture.server.faults.release(.me)
-            _ = try await blocker.value
+            try await releaseTheSlot()
             #expect(await ended.wait(for: 3) == 3)
 
             let order = fixture.server.arrivals.all.filter { $0.route == .user || $0.route == .feed }.map(\.route)
@@ -162,18 +154,14 @@ import Testing
 
     @Test func aSuspendedScreensRequestsReachTheServerOnlyOnceItResumes() async throws {
         try await Fixture.with(budget: 1) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults.hold(.me)
-            let blocker = Task { try await fixture.api.client.value(for: .me) }
-            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let screen = RequestGroup()
             let ended = WaitableCount()
             fixture.api.client.send(.user(1), group: screen) { _ in ended.add() }
             fixture.api.client.send(.user(2)) { _ in ended.add() }
             screen.suspend()
 
-            fixture.server.faults.release(.me)
-            _ = try await blocker.value
+            try await releaseTheSlot()
             #expect(await ended.wait(for: 1) == 1)
             #expect(fixture.server.arrivals.all.filter { $0.route == .user }.map(\.target).map { $0.hasSuffix("/users/2") } == [true])
 
@@ -186,18 +174,14 @@ import Testing
     @Test func aPrefetchThatWaitedTooLongGoesAheadOfRequestsSentAfterIt() async throws {
         let tally = Tally()
         try await Fixture.with(budget: 1, eventMonitors: [tally], maximumWait: [.background: 0.05, .low: 0.05]) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults.hold(.me)
-            let blocker = Task { try await fixture.api.client.value(for: .me) }
-            #expect(await fixture.server.arrivals.wait(for: 1, at: .me))
+            let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ended = WaitableCount()
             fixture.api.client.send(.feed(page: 1), priority: .background) { _ in ended.add() }
             // Background to low, then low to normal: as urgent now as what the screen sends next.
             #expect(await tally.promoted.wait(for: 2) == 2)
             fixture.api.client.send(.user(1)) { _ in ended.add() }
 
-            fixture.server.faults.release(.me)
-            _ = try await blocker.value
+            try await releaseTheSlot()
             #expect(await ended.wait(for: 2) == 2)
 
             let order: [Route] = fixture.server.arrivals.all.map(\.route).filter { $0 == .feed || $0 == .user }

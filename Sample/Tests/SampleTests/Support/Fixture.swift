@@ -53,6 +53,20 @@ struct Fixture: Sendable {
         try await api.auth.logIn(Self.ada)
     }
 
+    /// Logs in, then keeps the host's only slot (a fixture with a budget of one) busy with a
+    /// request for `/me` held at the server, so that what is sent next waits in line. Returns
+    /// what frees the slot: the request is released, and its answer awaited.
+    func logInAndHoldTheOnlySlot() async throws -> @Sendable () async throws -> Void {
+        _ = try await logIn()
+        server.faults.hold(.me)
+        let blocker = Task { [api] in try await api.client.value(for: .me) }
+        #expect(await server.arrivals.wait(for: 1, at: .me))
+        return { [server] in
+            server.faults.release(.me)
+            _ = try await blocker.value
+        }
+    }
+
     private func shutDown() async {
         session.invalidateAndCancel()
         await server.stop()
