@@ -243,6 +243,8 @@ import Testing
         case .underlying: "underlying"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
+        case .deadlineExceeded: "deadlineExceeded"
+        case .lineFull: "lineFull"
         case .server, .idempotencyKeyInUse, .idempotencyKeyMismatch: "server"
         case .authenticationFailed: "authenticationFailed"
         case .undecodable: "undecodable"

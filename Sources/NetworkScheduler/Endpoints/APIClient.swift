@@ -82,7 +82,9 @@ public struct APIClient: Sendable {
             redirectPolicy: resource.redirectPolicy ?? redirectPolicy,
             maximumResponseSize: resource.maximumResponseSize,
             originBoundHeaders: defaults.originBoundHeaders,
-            tags: resource.tags
+            tags: resource.tags,
+            lane: resource.lane,
+            deadline: resource.deadline
         )
         return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)

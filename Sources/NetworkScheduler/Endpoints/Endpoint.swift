@@ -30,10 +30,12 @@ public struct Endpoint<Model: Sendable>: Sendable {
         redirectPolicy: RedirectPolicy = .follow,
         maximumResponseSize: Int? = nil,
         tags: Set<String> = [],
+        lane: Lane? = nil,
+        deadline: TimeInterval? = nil,
         decoding: ResponseDecoding<Model>
     ) {
         let submission = Submission(.urlRequest(urlRequest), deduplication: deduplication, redirectPolicy: redirectPolicy,
-                                    maximumResponseSize: maximumResponseSize, tags: tags)
+                                    maximumResponseSize: maximumResponseSize, tags: tags, lane: lane, deadline: deadline)
         self.init(submission: submission, acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
     }
 
@@ -92,6 +94,10 @@ final class Submission: Sendable {
     let originBoundHeaders: [String]
     /// Its resource's tags.
     let tags: Set<String>
+    /// The serial lane it runs in, if any.
+    let lane: Lane?
+    /// The most seconds from its send to its outcome, if it has a deadline.
+    let deadline: TimeInterval?
 
     init(
         _ source: Source,
@@ -102,7 +108,9 @@ final class Submission: Sendable {
         redirectPolicy: RedirectPolicy = .follow,
         maximumResponseSize: Int? = nil,
         originBoundHeaders: [String] = [],
-        tags: Set<String> = []
+        tags: Set<String> = [],
+        lane: Lane? = nil,
+        deadline: TimeInterval? = nil
     ) {
         self.source = source
         self.deduplication = deduplication
@@ -113,6 +121,8 @@ final class Submission: Sendable {
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
         self.tags = tags
+        self.lane = lane
+        self.deadline = deadline
     }
 
     /// The method and URL it is sent with, without building the whole request.

@@ -52,6 +52,14 @@ public struct Resource<Model: Sendable>: Sendable {
     /// Labels of your own ("sync", "analytics", a screen's name) that
     /// ``RequestScheduler/cancel(where:)`` can select requests by. See ``tagged(_:)``.
     public var tags: Set<String> = []
+    /// The serial lane it runs in, one at a time with the other requests of that lane; nil
+    /// runs it as its priority and its host's budget allow. See ``inLane(_:onFailure:)``.
+    public var lane: Lane?
+    /// The most seconds it may take in all, from when it is sent to its outcome: waiting for
+    /// its dependencies, in its lane and its host's line, every attempt and every backoff. Past
+    /// it the caller ends with ``ServiceError/deadlineExceeded``, at that moment; nil waits as
+    /// long as it takes. See ``within(_:)``.
+    public var deadline: TimeInterval?
 
     /// A resource with an explicit way to read its response.
     public init(
@@ -88,6 +96,32 @@ extension Resource {
         var copy = self
         copy.tags.formUnion(tags)
         return copy
+    }
+
+    /// This resource in the serial lane `name`: it starts only once every request sent before
+    /// it in that lane has ended. `onFailure` says whether its failure cancels the requests
+    /// waiting behind it.
+    ///
+    /// ```swift
+    /// for change in offlineChanges { api.send(.apply(change).inLane("replay", onFailure: .cancelTheRest)) }
+    /// ```
+    public func inLane(_ name: String, onFailure: Lane.FailurePolicy = .runTheRest) -> Self {
+        var resource = self
+        resource.lane = Lane(name, onFailure: onFailure)
+        return resource
+    }
+
+    /// This resource with a deadline: it ends with ``ServiceError/deadlineExceeded`` if it has
+    /// not ended `seconds` after it is sent, whether it still waits or is on the wire (its
+    /// attempt then goes on only if identical requests still want it).
+    ///
+    /// ```swift
+    /// let suggestions = try await api.value(for: .suggestions(for: query).within(0.8))
+    /// ```
+    public func within(_ seconds: TimeInterval) -> Self {
+        var resource = self
+        resource.deadline = seconds
+        return resource
     }
 
     /// This resource with its own retry policy.

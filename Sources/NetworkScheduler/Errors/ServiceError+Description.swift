@@ -35,6 +35,8 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
         case .responseTooLarge(let limit): return "responseTooLarge(limit: \(limit))"
         case .timedOut: return "timedOut"
         case .cancelled: return "cancelled"
+        case .deadlineExceeded: return "deadlineExceeded"
+        case .lineFull(let host): return "lineFull(host: \(host))"
         case .server(let value): return "server(\(response(value)))"
         case .idempotencyKeyInUse(let value): return "idempotencyKeyInUse(\(response(value)))"
         case .idempotencyKeyMismatch(let value): return "idempotencyKeyMismatch(\(response(value)))"

@@ -34,6 +34,13 @@ public enum ServiceError: Error, Sendable, Equatable {
     case timedOut
     /// The caller cancelled the request, directly, through its group or its Swift task.
     case cancelled
+    /// The request's own deadline (``Resource/within(_:)``) passed before it ended, wherever it
+    /// was: waiting for its dependencies, its lane or a budget slot, on the wire, or backing off.
+    case deadlineExceeded
+    /// The request was shed without being sent: its host's waiting line was full
+    /// (``RequestScheduler/Configuration-swift.struct/maximumWaitingPerHost``), and it was the
+    /// newest of the least urgent requests waiting there.
+    case lineFull(host: String)
     /// The server answered with a status the resource does not accept.
     case server(ServerErrorResponse)
     /// 409 to a request with an `Idempotency-Key`: the first request with that key is still
@@ -146,6 +153,10 @@ extension ServiceError: LocalizedError {
             return "The server took too long to answer."
         case .cancelled:
             return "The request was cancelled."
+        case .deadlineExceeded:
+            return "The request did not end within its deadline."
+        case .lineFull(let host):
+            return "Too many requests were waiting for \(host), so this one was not sent."
         case .server(let response):
             if let message = response.message {
                 return "The server answered \(response.statusCode): \(message)"

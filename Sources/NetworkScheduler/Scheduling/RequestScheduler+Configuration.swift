@@ -49,6 +49,14 @@ extension RequestScheduler {
         /// configuration.maximumWait = [.background: 30, .low: 10]
         /// ```
         public var maximumWait: [RequestPriority: TimeInterval] = [:]
+        /// The most requests each host's line holds while they wait for a budget slot; nil (the
+        /// default) holds any number. When a request arrives at a full line, the newest of
+        /// the least urgent requests waiting there (the arriving one, if none is less urgent
+        /// than it) ends with ``ServiceError/lineFull(host:)`` without being sent: a server
+        /// under a burst sheds load it cannot serve in time, and never sheds an urgent request
+        /// to keep a less urgent one. Requests waiting for dependencies, for their lane, or
+        /// in a suspended group are not in the line.
+        public var maximumWaitingPerHost: Int?
         /// The headers that do not keep two requests from sharing one call, whatever their
         /// case: ``defaultHeadersIgnoredByDeduplication`` unless you change it. Every other
         /// header counts, so requests of different users (`Authorization`, `Cookie`,

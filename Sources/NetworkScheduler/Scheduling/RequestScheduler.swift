@@ -57,6 +57,7 @@ public final class RequestScheduler: Sendable {
         state = Locked(Machine(budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
                                defaultRetryPolicy: configuration.retryPolicy, maximumWaits: configuration.maximumWait,
+                               lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                jitterSeed: .random(in: .min ... .max)))
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
@@ -195,7 +196,7 @@ public final class RequestScheduler: Sendable {
                 let isSuspended = group?.insert(handle) ?? false
                 let (id, actions) = machine.add(handle, priority: priority, dependencies: dependencies.count,
                                                 waitingFor: dependencies.compactMap(\.callerID), isSuspended: isSuspended,
-                                                now: now)
+                                                deadline: Self.deadline(of: request.submission, sentAt: now), now: now)
                 handle.callerID = id
                 return actions
             }
@@ -248,7 +249,9 @@ public final class RequestScheduler: Sendable {
             let (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
                                                            request: request,
                                                            submission: handle.submission, key: key,
-                                                           newIdempotencyKey: newIdempotencyKey, now: now)
+                                                           newIdempotencyKey: newIdempotencyKey,
+                                                           deadline: Self.deadline(of: handle.submission, sentAt: now),
+                                                           now: now)
             handle.callerID = id
             return (attachment, actions)
         }
@@ -260,6 +263,11 @@ public final class RequestScheduler: Sendable {
         case .created(_, let sent):
             record(.enqueued(handle.id, handle.priority, sent.urlRequest))
         }
+    }
+
+    /// The uptime of a request's deadline, if it has one, counted from its send.
+    private static func deadline(of submission: Submission, sentAt now: UInt64) -> UInt64? {
+        submission.deadline.map { Machine.deadline(after: now, timeout: max($0, 0.000_001)) }
     }
 
     /// Feeds an event to the machine under the lock, where it also makes the operations of the

@@ -27,32 +27,49 @@ extension SchedulerMachine {
         guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
             return Actions()
         }
-        return end(attempt.call, running, with: outcome, timing: timing, now: now, date: date)
+        hostsToFill.insert(call.host)
+        var actions = end(attempt.call, running, with: outcome, timing: timing, now: now, date: date)
+        fillHosts(now: now, into: &actions)
+        return actions
     }
 
-    /// The timer fired: attempts past their deadline end as `.timedOut` (their tasks are
-    /// cancelled), and calls whose backoff is over go back in their lines.
+    /// The timer fired: callers past their own deadline end with `.deadlineExceeded`, attempts
+    /// past theirs end as `.timedOut` (their tasks are cancelled), calls that waited too long
+    /// are promoted, and calls whose backoff is over go back in their lines.
     mutating func timerFired(now: UInt64, date: Date) -> Actions {
         var actions = Actions()
-        let due = timers.filter { $0.value <= now }.keys.sorted { $0.slot.index < $1.slot.index }
-        for callID in due { timers[callID] = nil }
+        let due = timers.filter { $0.value <= now }.keys.sorted(by: TimerKey.firesBefore)
+        for key in due { timers[key] = nil }
         var expired: [(CallID, Running)] = []
         var backedOff: [CallID] = []
-        for callID in due {
-            switch calls[callID.slot].attempt {
-            case .running(let running), .abandoned(let running): expired.append((callID, running))
-            case .waiting: promote(callID, now: now, into: &actions)
-            case .between, .held: backedOff.append(callID)
+        var late: [CallerID] = []
+        for key in due {
+            switch key {
+            case .caller(let id):
+                late.append(id)
+            case .call(let callID):
+                switch calls[callID.slot].attempt {
+                case .running(let running), .abandoned(let running): expired.append((callID, running))
+                case .waiting: promote(callID, now: now, into: &actions)
+                case .between, .held: backedOff.append(callID)
+                case .inLane: break
+                }
             }
         }
         // Backoffs first: a call back in its line then competes, by priority, for the slots
-        // that the attempts past their deadline free next.
+        // that callers past their deadline and attempts past theirs free next.
         for callID in backedOff { line(callID, now: now, into: &actions) }
-        for (callID, running) in expired {
+        for id in late {
+            if let handle = leave(id, now: now, into: &actions) {
+                actions.deliveries.append((handle, .failure(.deadlineExceeded)))
+            }
+        }
+        for (callID, running) in expired where calls.contains(callID.slot) {
             if let task = running.task { actions.cancels.append(task) }
             let timing = DataTaskOperation.Timing(created: running.started, started: running.started, completed: now)
             actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, now: now, date: date))
         }
+        hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
         armedFor = nil
         if let next = timers.values.min() { arm(next, into: &actions) }
@@ -79,11 +96,12 @@ extension SchedulerMachine {
         case .success(var request):
             if let key = call.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
             calls[callID.slot].request = request
+            hostsToFill.insert(call.host)
             line(callID, now: now, into: &actions)
-            startWaiting(onHost: call.host, now: now, into: &actions)
         case .failure(let error):
-            deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now), into: &actions)
+            deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now), now: now, into: &actions)
         }
+        fillHosts(now: now, into: &actions)
         return actions
     }
 
@@ -109,14 +127,13 @@ extension SchedulerMachine {
         var actions = Actions()
         let host = calls[callID.slot].host
         freeSlot(of: running, onHost: host)
-        timers[callID] = nil
+        timers[.call(callID)] = nil
         if calls[callID.slot].isAbandoned {
-            calls.remove(callID.slot)
+            retire(callID, now: now, into: &actions)
         } else {
             calls[callID.slot].attempt = .between
             decide(callID, after: outcome, timing: timing, now: now, date: date, into: &actions)
         }
-        startWaiting(onHost: host, now: now, into: &actions)
         return actions
     }
 
@@ -151,28 +168,31 @@ extension SchedulerMachine {
             call.attemptNumber += 1
             actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
             if delay > 0 {
-                setTimer(for: callID, at: now + UInt64(delay * 1_000_000_000), into: &actions)
+                setTimer(.call(callID), at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {
                 line(callID, now: now, into: &actions)
             }
             return
         }
-        deliver(outcome, of: callID, timing: timing, into: &actions)
+        deliver(outcome, of: callID, timing: timing, now: now, into: &actions)
     }
 
-    /// Removes a call and every caller still with it, with what each gets.
+    /// Removes a call and every caller still with it, with what each gets; the next call of
+    /// its lane goes (see ``retire(_:failed:now:into:)``).
     mutating func deliver(
         _ outcome: Result<TransportResponse, ServiceError>,
         of callID: CallID,
         timing: DataTaskOperation.Timing,
+        now: UInt64,
         into actions: inout Actions
     ) {
         unregister(callID)
-        let call = calls.remove(callID.slot)
         let statusCode = try? outcome.get().response.statusCode
+        let call = retire(callID, failed: (statusCode ?? 600) >= 400, now: now, into: &actions)
         let sharedDecodes = call.callers.count > 1 && statusCode != nil ? SharedDecodes() : nil
         for id in call.callers {
             let caller = callers.remove(id.slot)
+            if caller.hasDeadline { timers[.caller(id)] = nil }
             guard case .attached(_, let since) = caller.stage else { continue }
             let metrics = ResponseMetrics(
                 statusCode: statusCode,
@@ -189,8 +209,8 @@ extension SchedulerMachine {
     // MARK: - The timer
 
     /// Sets a call's one timer, arming the scheduler's timer if it is the earliest.
-    mutating func setTimer(for callID: CallID, at uptime: UInt64, into actions: inout Actions) {
-        timers[callID] = uptime
+    mutating func setTimer(_ key: TimerKey, at uptime: UInt64, into actions: inout Actions) {
+        timers[key] = uptime
         if let armedFor, armedFor <= uptime { return }
         arm(uptime, into: &actions)
     }
@@ -212,9 +232,11 @@ extension SchedulerMachine.Actions {
         starts.append(contentsOf: other.starts)
         cancels.append(contentsOf: other.cancels)
         deliveries.append(contentsOf: other.deliveries)
+        reprioritized.append(contentsOf: other.reprioritized)
         cancelled.append(contentsOf: other.cancelled)
         if let time = other.armTimer { armTimer = min(armTimer ?? .max, time) }
         refreshes.append(contentsOf: other.refreshes)
+        promotions.append(contentsOf: other.promotions)
         retries.append(contentsOf: other.retries)
     }
 }

@@ -13,22 +13,26 @@ extension SchedulerMachine {
     }
 
     /// A caller that waits for `dependencies` to succeed before its request is built. Those
-    /// of them still here (`waitingFor`) inherit its priority while it waits.
+    /// of them still here (`waitingFor`) inherit its priority while it waits. With a
+    /// `deadline` (an uptime), it ends with `.deadlineExceeded` then if it has not ended.
     mutating func add(
         _ handle: CallerHandle,
         priority: RequestPriority,
         dependencies: Int,
         waitingFor waited: [CallerID] = [],
         isSuspended: Bool = false,
+        deadline: UInt64? = nil,
         now: UInt64
     ) -> (CallerID, Actions) {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
         var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies),
-                            isSuspended: isSuspended)
+                            isSuspended: isSuspended, hasDeadline: deadline != nil)
         if !waited.isEmpty { caller.lendingBox().dependencies = waited }
         let id = CallerID(slot: callers.insert(caller))
         var actions = Actions()
+        if let deadline { setTimer(.caller(id), at: deadline, into: &actions) }
         lend(from: id, now: now, into: &actions)
+        fillHosts(now: now, into: &actions)
         return (id, actions)
     }
 
@@ -39,13 +43,15 @@ extension SchedulerMachine {
         guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return (false, Actions()) }
         var actions = Actions()
         if remaining == 1 { stopLending(from: id, now: now, into: &actions) }
+        fillHosts(now: now, into: &actions)
         callers[id.slot].stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
         return (remaining == 1, actions)
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
     /// new one. `newIdempotencyKey` is the key a new call gets when its request needs one and
-    /// carries none; `isSuspended`, whether its group is.
+    /// carries none; `isSuspended`, whether its group is; `deadline`, the uptime at which it
+    /// ends with `.deadlineExceeded` if it has not ended.
     mutating func submit(
         _ handle: CallerHandle,
         priority: RequestPriority,
@@ -54,12 +60,16 @@ extension SchedulerMachine {
         submission: Submission,
         key: CallKey?,
         newIdempotencyKey: String? = nil,
+        deadline: UInt64? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
         let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .building,
-                                                      isSuspended: isSuspended)))
-        let (attachment, actions) = attach(id, request: request, submission: submission, key: key,
+                                                      isSuspended: isSuspended, hasDeadline: deadline != nil)))
+        var deadlineActions = Actions()
+        if let deadline { setTimer(.caller(id), at: deadline, into: &deadlineActions) }
+        var (attachment, actions) = attach(id, request: request, submission: submission, key: key,
                                            newIdempotencyKey: newIdempotencyKey, now: now)
+        actions.merge(deadlineActions)
         return (id, attachment, actions)
     }
 
@@ -74,15 +84,15 @@ extension SchedulerMachine {
     ) -> (Attachment, Actions) {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
         var actions = Actions()
-        if let key, let callID = registered(key) {
+        if let key, let callID = registered(key, lane: submission.lane?.name) {
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
             if caller.isSuspended { calls[callID.slot].suspendedCallers += 1 }
             reprioritize(callID, adding: caller.effectivePriority, into: &actions)
-            var released: Set<Int> = []
-            holdOrRelease(callID, now: now, hostsToFill: &released, into: &actions)
-            startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
+            holdOrRelease(callID, now: now, into: &actions)
+            hostsToFill.insert(calls[callID.slot].host)
+            fillHosts(now: now, into: &actions)
             return (.joined(callID), actions)
         }
         var sent = request
@@ -95,8 +105,11 @@ extension SchedulerMachine {
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
-        line(callID, now: now, into: &actions)
-        startWaiting(onHost: calls[callID.slot].host, now: now, into: &actions)
+        if submission.lane.map({ enterLane(callID, named: $0.name) }) ?? true {
+            hostsToFill.insert(call.host)
+            line(callID, now: now, into: &actions)
+        }
+        fillHosts(now: now, into: &actions)
         return (.created(callID, request: sent), actions)
     }
 
@@ -108,7 +121,9 @@ extension SchedulerMachine {
         case .waiting, .building:
             var actions = Actions()
             stopLending(from: id, now: now, into: &actions)
+            fillHosts(now: now, into: &actions)
             callers.remove(id.slot)
+            if caller.hasDeadline { timers[.caller(id)] = nil }
             return (caller.handle, actions)
         case .attached:
             return (nil, Actions())
@@ -120,23 +135,31 @@ extension SchedulerMachine {
     mutating func cancel(_ ids: some Sequence<CallerID>, now: UInt64) -> Actions {
         var actions = Actions()
         for id in ids {
-            guard let caller = callers.lookup(id.slot) else { continue }
-            if !caller.dependencies.isEmpty { stopLending(from: id, now: now, into: &actions) }
-            callers.remove(id.slot)
-            actions.cancelled.append(caller.handle)
-            guard case .attached(let callID, _) = caller.stage else { continue }
-            if calls[callID.slot].callers.count == 1 {
-                if let task = abandon(callID) { actions.cancels.append(task) }
-            } else {
-                calls[callID.slot].callers.remove(id)
-                if caller.isSuspended { calls[callID.slot].suspendedCallers -= 1 }
-                reprioritize(callID, removing: caller.effectivePriority, into: &actions)
-                // The last caller that was not suspended may have left.
-                var released: Set<Int> = []
-                holdOrRelease(callID, now: now, hostsToFill: &released, into: &actions)
-            }
+            if let handle = leave(id, now: now, into: &actions) { actions.cancelled.append(handle) }
         }
+        fillHosts(now: now, into: &actions)
         return actions
+    }
+
+    /// Takes a caller out, wherever it is, and returns its handle if it was still here, for
+    /// the outcome it gets: its call keeps going while other callers want it, and one left
+    /// with none leaves its line, or has its task cancelled.
+    mutating func leave(_ id: CallerID, now: UInt64, into actions: inout Actions) -> CallerHandle? {
+        guard let caller = callers.lookup(id.slot) else { return nil }
+        if !caller.dependencies.isEmpty { stopLending(from: id, now: now, into: &actions) }
+        callers.remove(id.slot)
+        if caller.hasDeadline { timers[.caller(id)] = nil }
+        guard case .attached(let callID, _) = caller.stage else { return caller.handle }
+        if calls[callID.slot].callers.count == 1 {
+            abandon(callID, now: now, into: &actions)
+        } else {
+            calls[callID.slot].callers.remove(id)
+            if caller.isSuspended { calls[callID.slot].suspendedCallers -= 1 }
+            reprioritize(callID, removing: caller.effectivePriority, into: &actions)
+            // The last caller that was not suspended may have left.
+            holdOrRelease(callID, now: now, into: &actions)
+        }
+        return caller.handle
     }
 
     /// Suspends or resumes callers (a group's). A call none of whose callers may start leaves
@@ -145,15 +168,14 @@ extension SchedulerMachine {
     /// must try again after its attempt ended waits out of line until it is resumed.
     mutating func setSuspended(_ isSuspended: Bool, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
         var actions = Actions()
-        var hostsToFill: Set<Int> = []
         for id in ids {
             guard let caller = callers.lookup(id.slot), caller.isSuspended != isSuspended else { continue }
             callers[id.slot].isSuspended = isSuspended
             guard case .attached(let callID, _) = caller.stage else { continue }
             calls[callID.slot].suspendedCallers += isSuspended ? 1 : -1
-            holdOrRelease(callID, now: now, hostsToFill: &hostsToFill, into: &actions)
+            holdOrRelease(callID, now: now, into: &actions)
         }
-        for host in hostsToFill.sorted() { startWaiting(onHost: host, now: now, into: &actions) }
+        fillHosts(now: now, into: &actions)
         return actions
     }
 
@@ -174,40 +196,40 @@ extension SchedulerMachine {
         }
         var actions = Actions()
         carry(changes, now: now, into: &actions)
+        fillHosts(now: now, into: &actions)
         return actions
     }
 
     // MARK: - Helpers
 
-    /// Ends a call whose last caller left: a waiting one leaves its line and a backing-off one
-    /// its timer; a running one keeps its budget slot until its task ends, and returns that
-    /// task, to cancel.
-    mutating func abandon(_ callID: CallID) -> AttemptTask? {
+    /// Ends a call whose last caller left: a waiting one leaves its line, a backing-off one
+    /// its timer, and one in a lane its place there; a running one keeps its budget slot (and
+    /// its place at the head of its lane) until its task ends, and its task is cancelled.
+    private mutating func abandon(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         unregister(callID)
         switch calls[callID.slot].attempt {
         case .running(let running):
             calls[callID.slot].attempt = .abandoned(running)
-            return running.task
+            if let task = running.task { actions.cancels.append(task) }
+            return
         case .waiting:
             leaveLine(callID)
-            calls.remove(callID.slot)
         case .between:
-            timers[callID] = nil
-            calls.remove(callID.slot)
-        case .held:
-            calls.remove(callID.slot)
+            timers[.call(callID)] = nil
+        case .held, .inLane:
+            break
         case .abandoned:
             preconditionFailure("\(callID) was abandoned twice")
         }
-        return nil
+        retire(callID, now: now, into: &actions)
     }
 
-    /// The call in flight registered under `key`, if any.
-    func registered(_ key: CallKey) -> CallID? {
+    /// The call in flight registered under `key` in the serial lane `lane` (or in none), if any.
+    func registered(_ key: CallKey, lane: String?) -> CallID? {
         var candidate = registry[key.hash]
         while let id = candidate {
             let call = calls[id.slot]
-            if call.key == key { return id }
+            if call.key == key, call.submission.lane?.name == lane { return id }
             candidate = call.nextWithSameHash
         }
         return nil

@@ -11,11 +11,26 @@ extension SchedulerMachine {
     /// Puts a call in its host's line at its rank: at the back, or, for a call already waiting
     /// (that moves to another rank) or held, at the place its arrival gives. A call whose
     /// callers are all suspended is held out of the line instead. A waiting call whose rank
-    /// has a maximum wait gets a timer for its promotion.
+    /// has a maximum wait gets a timer for its promotion. A call that enters a full line makes
+    /// room by shedding the newest call of the lowest rank there, itself included: a call is
+    /// never shed for a less urgent one.
     mutating func line(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         guard let priority = calls[callID.slot].rank else { return }
-        nextTicket += 1
         let host = calls[callID.slot].host
+        let isEntering: Bool
+        if case .waiting = calls[callID.slot].attempt { isEntering = false } else { isEntering = !calls[callID.slot].isHeld }
+        if isEntering, let lineLimit {
+            while hosts[host].waiting >= lineLimit {
+                let victim = hosts[host].line.newest { Self.isLive($0, in: calls) }
+                guard let (entry, victimRank) = victim, priority > victimRank else {
+                    shed(callID, now: now, into: &actions)
+                    return
+                }
+                leaveLine(entry.call)
+                shed(entry.call, now: now, into: &actions)
+            }
+        }
+        nextTicket += 1
         let arrival: Int
         let since: UInt64
         switch calls[callID.slot].attempt {
@@ -24,18 +39,18 @@ extension SchedulerMachine {
             hosts[host].waiting -= 1
         case .held(let firstArrival, let firstSince):
             (arrival, since) = (firstArrival, firstSince)
-        case .between, .running, .abandoned:
+        case .between, .running, .abandoned, .inLane:
             (arrival, since) = (nextTicket, now)
             calls[callID.slot].rankSince = now
         }
-        timers[callID] = nil
+        timers[.call(callID)] = nil
         guard !calls[callID.slot].isHeld else {
             calls[callID.slot].attempt = .held(arrival: arrival, since: since)
             compactLine(of: host)
             return
         }
         if priority < .critical, let maximumWait = maximumWaits[priority.rawValue] {
-            setTimer(for: callID, at: calls[callID.slot].rankSince + maximumWait, into: &actions)
+            setTimer(.call(callID), at: calls[callID.slot].rankSince + maximumWait, into: &actions)
         }
         hosts[host].waiting += 1
         calls[callID.slot].attempt = .waiting(ticket: nextTicket, arrival: arrival, since: since)
@@ -46,7 +61,7 @@ extension SchedulerMachine {
     /// A waiting call left its host's line (its entry there is now stale), and its promotion
     /// timer with it.
     mutating func leaveLine(_ callID: CallID) {
-        timers[callID] = nil
+        timers[.call(callID)] = nil
         let host = calls[callID.slot].host
         calls[callID.slot].attempt = .between
         hosts[host].waiting -= 1
@@ -83,6 +98,19 @@ extension SchedulerMachine {
         if hosts[host].waiting == 0 { hosts[host].line.removeAll() }
     }
 
+    /// Gives free slots to the calls waiting on the hosts marked during this event.
+    mutating func fillHosts(now: UInt64, into actions: inout Actions) {
+        guard let first = hostsToFill.first else { return }
+        // Most events mark one host: no array for it.
+        let others = hostsToFill.count > 1 ? hostsToFill.sorted() : []
+        hostsToFill.removeAll(keepingCapacity: true)
+        if others.isEmpty {
+            startWaiting(onHost: first, now: now, into: &actions)
+        } else {
+            for host in others { startWaiting(onHost: host, now: now, into: &actions) }
+        }
+    }
+
     /// Gives every host's free slots to its waiting calls.
     mutating func startWaitingOnEveryHost(now: UInt64, into actions: inout Actions) {
         for host in hosts.indices { startWaiting(onHost: host, now: now, into: &actions) }
@@ -103,7 +131,7 @@ extension SchedulerMachine {
         calls[callID.slot].attemptsStarted += 1
         let serial = calls[callID.slot].attemptsStarted
         calls[callID.slot].attempt = .running(Running(serial: serial, task: nil, holdsLowPrioritySlot: isLowPriority, started: now))
-        setTimer(for: callID, at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
+        setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
                             rank: rank)
@@ -135,14 +163,14 @@ extension SchedulerMachine {
             if let task = running.task, let after = call.priorities.highest, after != before {
                 actions.reprioritized.append((task, after))
             }
-        case .waiting, .between, .abandoned, .held:
+        case .waiting, .between, .abandoned, .held, .inLane:
             break
         }
     }
 
     /// Holds a waiting call whose callers are now all suspended, or lines a held one up again
-    /// (in its old place) now that one of them is not; `hostsToFill` gets its host then.
-    mutating func holdOrRelease(_ callID: CallID, now: UInt64, hostsToFill: inout Set<Int>, into actions: inout Actions) {
+    /// (in its old place) now that one of them is not; its host is then to be filled.
+    mutating func holdOrRelease(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let call = calls[callID.slot]
         switch call.attempt {
         case .waiting where call.isHeld:
@@ -153,6 +181,15 @@ extension SchedulerMachine {
         default:
             break
         }
+    }
+
+    /// Ends a call that is not in its line (or has just left it) without sending it: its host's
+    /// line is full.
+    private mutating func shed(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+        let host = hosts[calls[callID.slot].host].name
+        calls[callID.slot].attempt = .between
+        deliver(.failure(.lineFull(host: host)), of: callID, timing: .init(created: now, started: nil, completed: now),
+                now: now, into: &actions)
     }
 
     /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a

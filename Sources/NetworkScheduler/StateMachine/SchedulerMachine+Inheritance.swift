@@ -33,12 +33,12 @@ extension SchedulerMachine {
 
     /// Carries changes of effective priority on, in the order they were made (so that each
     /// removes what the one before it added): an attached caller's call counts its new one,
-    /// moving in its line or telling its task, and starting if it rose into a free slot; a
+    /// moving in its line or telling its task (its host to be filled, should it rise into a
+    /// free slot); a
     /// waiting caller's dependencies inherit it, and so on up the chain. Without recursion: a
     /// chain of dependents may be 100,000 long.
     mutating func carry(_ changes: [PriorityChange], now: UInt64, into actions: inout Actions) {
         var changes = changes
-        var hostsToFill: Set<Int> = []
         var next = 0
         while next < changes.count {
             let change = changes[next]
@@ -55,7 +55,6 @@ extension SchedulerMachine {
                 break
             }
         }
-        for host in hostsToFill.sorted() { startWaiting(onHost: host, now: now, into: &actions) }
     }
 
     /// Changes what a caller inherits; if that changes its effective priority, adds the change.

@@ -46,25 +46,32 @@ extension SchedulerMachine {
                 check(suspended == call.suspendedCallers, "\(id) counts \(call.suspendedCallers) suspended callers, but \(suspended) are")
             }
             if let key = call.key {
-                check(call.isAbandoned || registered(key) == id, "\(id) is not registered under its key")
+                check(call.isAbandoned || registered(key, lane: call.submission.lane?.name) == id, "\(id) is not registered under its key")
             }
             switch call.attempt {
             case .waiting:
                 waiting[call.host] += 1
                 // A timer only for its promotion, when its rank has a maximum wait.
                 let promotion = call.rank.flatMap { $0 < .critical ? maximumWaits[$0.rawValue] : nil }
-                check(timers[id] == promotion.map { call.rankSince + $0 },
+                check(timers[.call(id)] == promotion.map { call.rankSince + $0 },
                       "\(id) waits in its line with a timer other than its promotion's")
                 check(!call.isHeld, "\(id) waits in its line, but all its callers are suspended")
             case .held:
-                check(timers[id] == nil, "\(id) is held with a timer")
+                check(timers[.call(id)] == nil, "\(id) is held with a timer")
                 check(call.isHeld, "\(id) is held, but a caller of it is not suspended")
             case .running(let attempt), .abandoned(let attempt):
                 running[call.host] += 1
                 if attempt.holdsLowPrioritySlot { lowPriorityRunning[call.host] += 1 }
-                check(timers[id] != nil, "\(id) runs without a deadline")
+                check(timers[.call(id)] != nil, "\(id) runs without a deadline")
             case .between:
                 break
+            case .inLane:
+                check(timers[.call(id)] == nil, "\(id) waits in its lane with a timer")
+                check(call.submission.lane.flatMap { lanes[$0.name]?.behind.contains(id) } == true,
+                      "\(id) waits for its lane, which does not list it")
+            }
+            if let lane = call.submission.lane, !call.isInLane {
+                check(lanes[lane.name]?.current == id, "\(id) goes while another call of lane \(lane.name) may")
             }
         }
         for (slot, caller) in callers.all {
@@ -86,8 +93,24 @@ extension SchedulerMachine {
             }
         }
         check(registered == registeredCount, "the registry counts \(registeredCount) keys, but holds \(registered)")
-        for id in timers.keys {
-            check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
+        check(hostsToFill.isEmpty, "hosts are left to fill after an event")
+        for (name, lane) in lanes {
+            check(calls.lookup(lane.current.slot).map { !$0.isInLane && $0.submission.lane?.name == name } == true,
+                  "lane \(name) goes with \(lane.current), which is gone or not its own")
+            for id in lane.behind {
+                check(calls.lookup(id.slot).map { $0.isInLane && $0.submission.lane?.name == name } == true,
+                      "lane \(name) lists \(id), which is gone or does not wait there")
+            }
+        }
+        for key in timers.keys {
+            switch key {
+            case .call(let id): check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
+            case .caller(let id):
+                check(callers.lookup(id.slot)?.hasDeadline == true, "a deadline is set for \(id), which is gone")
+            }
+        }
+        for (slot, caller) in callers.all where caller.hasDeadline {
+            check(timers[.caller(CallerID(slot: slot))] != nil, "caller \(slot) lost its deadline")
         }
         if let earliest = timers.values.min() {
             check(armedFor.map { $0 <= earliest } ?? false, "the timer is not armed for the earliest deadline")
@@ -100,6 +123,7 @@ extension SchedulerMachine {
             check(host.running <= budget, "\(host.name) runs \(host.running), over its budget of \(budget)")
             check(host.lowPriorityRunning <= lowPriorityBudget, "\(host.name) runs too many low-priority calls")
             check(host.line.entryCount >= host.waiting, "\(host.name)'s line lost a waiting call")
+            check(lineLimit.map { host.waiting <= $0 } ?? true, "\(host.name)'s line holds \(host.waiting), over its limit")
             check(isOffline || host.waiting == 0 || host.running == budget
                     || (host.lowPriorityRunning == lowPriorityBudget && !hasUrgentWaiter(onHost: index, among: allCalls)),
                   "\(host.name) has a free slot and a call waiting that could take it")

@@ -19,6 +19,27 @@ struct AttemptID: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(call) attempt \(serial)" }
 }
 
+/// What a timer of the machine is for.
+enum TimerKey: Hashable, Sendable {
+    /// A call's: its attempt's deadline, the end of its backoff, or its promotion.
+    case call(CallID)
+    /// A caller's own deadline.
+    case caller(CallerID)
+
+    /// An order for timers due at once, so that they fire in the same order every run: calls'
+    /// first, so that every promotion due is made before a caller that leaves frees a place.
+    static func firesBefore(_ first: Self, _ second: Self) -> Bool {
+        first.order < second.order
+    }
+
+    private var order: (Int, Int32) {
+        switch self {
+        case .call(let id): (0, id.slot.index)
+        case .caller(let id): (1, id.slot.index)
+        }
+    }
+}
+
 /// The scheduler's decisions, as a state machine: events in, ``Actions`` out.
 ///
 /// It owns the callers, the network calls they share, and each host's waiting line and budget.
@@ -43,6 +64,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     /// Per priority (by raw value), the longest a call waits at it before it is promoted one
     /// level, in nanoseconds; nil never promotes (strict order).
     let maximumWaits: [UInt64?]
+    /// The most calls each host's line holds; nil holds any number.
+    let lineLimit: Int?
 
     var callers = Slots<Caller>()
     var calls = Slots<Call>()
@@ -54,9 +77,15 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     var registeredCount = 0
     var hosts: [Host] = []
     var hostIndices: [String: Int] = [:]
-    /// When each call with a timer is due: a running attempt's deadline, or the end of a
-    /// backoff.
-    var timers: [CallID: UInt64] = [:]
+    /// When each timer is due: a running attempt's deadline, the end of a backoff, a waiting
+    /// call's promotion, a caller's deadline.
+    var timers: [TimerKey: UInt64] = [:]
+    /// The serial lanes with a call in them, by name.
+    var lanes: [String: LaneQueue] = [:]
+    /// Hosts where a call entered the line during the event being handled, which may start
+    /// once the whole event is: so that a call entering it later in the same event (a backoff
+    /// that ended at the same instant) competes for the slot too. Empty between events.
+    var hostsToFill: Set<Int> = []
     /// The uptime the scheduler's timer is armed for, if it is.
     var armedFor: UInt64?
     var nextTicket = 0
@@ -69,8 +98,10 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         lowPriorityBudget: Int,
         defaultRetryPolicy: RetryPolicy,
         maximumWaits: [RequestPriority: TimeInterval] = [:],
+        lineLimit: Int? = nil,
         jitterSeed: UInt64
     ) {
+        precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
         precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget)
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
@@ -78,6 +109,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         self.maximumWaits = RequestPriority.allCases.map { priority in
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
+        self.lineLimit = lineLimit
         jitter = SplitMix64(seed: jitterSeed)
     }
 
@@ -102,6 +134,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         var lending: Lending?
         /// Whether its group is suspended: its call does not start while every caller of it is.
         var isSuspended = false
+        /// Whether it has a deadline of its own (a timer).
+        var hasDeadline = false
 
         /// While it waits: the callers it waits for, which inherit its priority.
         var dependencies: [CallerID] { lending?.dependencies ?? [] }
@@ -146,6 +180,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         /// Out of its line because every caller of it is suspended; `arrival` and `since` are
         /// its place and wait there, which it takes back when one of them resumes.
         case held(arrival: Int, since: UInt64)
+        /// Behind an earlier call of its serial lane: it enters its line once that one ended.
+        case inLane
     }
 
     struct Running {
@@ -264,7 +300,7 @@ extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running
-        case .waiting, .between, .held: nil
+        case .waiting, .between, .held, .inLane: nil
         }
     }
 
@@ -282,6 +318,12 @@ extension SchedulerMachine.Call {
 
     var isAbandoned: Bool {
         if case .abandoned = attempt { return true }
+        return false
+    }
+
+    /// Whether it waits behind an earlier call of its lane.
+    var isInLane: Bool {
+        if case .inLane = attempt { return true }
         return false
     }
 }

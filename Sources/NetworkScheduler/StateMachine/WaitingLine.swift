@@ -96,6 +96,20 @@ struct WaitingLine: Sendable {
         return nil
     }
 
+    /// The live entry that arrived last among those of the lowest priority that has one, with
+    /// that priority: the one to shed when the line is full. It walks the entries of that
+    /// priority (and of any below whose entries are all stale).
+    func newest(isLive: IsLive) -> (Entry, RequestPriority)? {
+        for (index, bucket) in buckets.enumerated() {
+            var newest: Entry?
+            for entry in bucket.heap where entry.arrival > (newest?.arrival ?? .min) && isLive(entry) {
+                newest = entry
+            }
+            if let newest { return (newest, RequestPriority(rawValue: index)!) }
+        }
+        return nil
+    }
+
     /// Whether stale entries outnumber the `live` ones (and a few dozen more): compacting then
     /// walks each entry once for every entry that went stale, so leaving costs constant time on
     /// average, and stale entries never hold more than the live ones.

@@ -41,6 +41,11 @@ extension HeavyTests {
             let unended = run.sent.filter { counts[$0] != 1 }
             if !unended.isEmpty { problems.append("callers without exactly one outcome: \(unended.prefix(5))") }
         if seed.isMultiple(of: 2), run.driver.promotions.isEmpty { problems.append("no call was ever promoted") }
+        let errors = run.driver.outcomes.compactMap(\.result.failure)
+        if !errors.contains(.deadlineExceeded) { problems.append("no caller ever passed its deadline") }
+        if seed.isMultiple(of: 3), !errors.contains(where: { if case .lineFull = $0 { true } else { false } }) {
+            problems.append("no call was ever shed")
+        }
             return problems
         }
     }
@@ -65,11 +70,13 @@ struct FuzzRun {
     private let authenticator = TokenAuthenticator(token: "t") { _ in "u" }
     private static let retrying = RetryPolicy(maxAttempts: 3, baseDelay: 0.5)
 
-    /// Even seeds promote calls that wait too long (aging); odd ones keep strict order.
+    /// Even seeds promote calls that wait too long (aging); odd ones keep strict order. One
+    /// seed in three bounds each host's line to four calls.
     init(seed: UInt64) {
         random = SplitMix64(seed: seed)
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
-                               maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:])
+                               maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:],
+                               lineLimit: seed.isMultiple(of: 3) ? 4 : nil)
     }
 
     mutating func step() {
@@ -123,11 +130,15 @@ struct FuzzRun {
         let (request, _) = MachineDriver.request(method, host + path, shared: true, timeout: timeout)
         let policy = Bool.random(using: &random) ? Self.retrying : nil
         let authenticator = Int.random(in: 0..<10, using: &random) == 0 ? authenticator : nil
-        lastEvent = "send \(name) \(method) \(host)\(path) \(priority)"
+        let lane = Int.random(in: 0..<6, using: &random) == 0
+            ? Lane(["l1", "l2"].randomElement(using: &random)!, onFailure: Bool.random(using: &random) ? .runTheRest : .cancelTheRest)
+            : nil
+        let deadline = Int.random(in: 0..<6, using: &random) == 0 ? TimeInterval(Int.random(in: 1...20, using: &random)) : nil
+        lastEvent = "send \(name) \(method) \(host)\(path) \(priority) lane \(lane?.name ?? "-") deadline \(deadline ?? 0)"
         driver.send(name, path, method: method, priority: priority, host: host,
                     shared: Int.random(in: 0..<10, using: &random) > 0,
-                    submission: MachineDriver.submission(request, retryPolicy: policy, authenticator: authenticator),
-                    timeout: timeout)
+                    submission: MachineDriver.submission(request, retryPolicy: policy, authenticator: authenticator, lane: lane),
+                    deadline: deadline, timeout: timeout)
         sent.append(name)
     }
 
@@ -136,8 +147,9 @@ struct FuzzRun {
         // Some of them may have ended already; those still here inherit its priority.
         let waitedFor = sent.isEmpty ? [] : (0..<Int.random(in: 1...2, using: &random)).map { _ in sent.randomElement(using: &random)! }
         let priority = RequestPriority.allCases.randomElement(using: &random)!
-        lastEvent = "send \(name) at \(priority) after \(waitedFor)"
-        driver.sendAfter(max(1, waitedFor.count), waitingFor: waitedFor, name, priority: priority)
+        let deadline = Int.random(in: 0..<6, using: &random) == 0 ? TimeInterval(Int.random(in: 1...20, using: &random)) : nil
+        lastEvent = "send \(name) at \(priority) after \(waitedFor) deadline \(deadline ?? 0)"
+        driver.sendAfter(max(1, waitedFor.count), waitingFor: waitedFor, name, priority: priority, deadline: deadline)
         sent.append(name)
         dependents.append(name)
     }

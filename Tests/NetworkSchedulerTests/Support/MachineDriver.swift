@@ -40,9 +40,9 @@ struct MachineDriver {
     private var lineArrivals: [CallID: Int] = [:]
 
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
-         maximumWaits: [RequestPriority: TimeInterval] = [:]) {
+         maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil) {
         machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
-                          maximumWaits: maximumWaits, jitterSeed: 1)
+                          maximumWaits: maximumWaits, lineLimit: lineLimit, jitterSeed: 1)
     }
 
     /// The calls promoted so far: the path, and the rank each rose to.
@@ -61,12 +61,14 @@ struct MachineDriver {
         shared: Bool = true,
         suspended: Bool = false,
         submission: Submission? = nil,
+        lane: Lane? = nil,
+        deadline: TimeInterval? = nil,
         timeout: TimeInterval = 60
     ) -> Machine.Attachment {
         let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout)
         let (id, attachment, actions) = machine.submit(name, priority: priority, isSuspended: suspended, request: request,
-                                                       submission: submission ?? Self.submission(request), key: key,
-                                                       now: now)
+                                                       submission: submission ?? Self.submission(request, lane: lane),
+                                                       key: key, deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id
         perform(actions)
         return attachment
@@ -75,9 +77,10 @@ struct MachineDriver {
     /// A caller that waits for `dependencies` before it sends `path`: as many as there are
     /// names in `waitingFor`, which inherit its priority, or `count`.
     mutating func sendAfter(_ count: Int? = nil, waitingFor names: [String] = [], _ name: String,
-                            priority: RequestPriority = .normal) {
+                            priority: RequestPriority = .normal, deadline: TimeInterval? = nil) {
         let (id, actions) = machine.add(name, priority: priority, dependencies: count ?? names.count,
-                                        waitingFor: names.map { callers[$0]! }, now: now)
+                                        waitingFor: names.map { callers[$0]! }, deadline: deadline.map { uptime(after: $0) },
+                                        now: now)
         callers[name] = id
         perform(actions)
     }
@@ -153,6 +156,11 @@ struct MachineDriver {
             Result { () throws(ServiceError) in try submission.prepare() }
         }
         perform(machine.tokenRefreshed(refresh.call, rebuilt: rebuilt, now: now))
+    }
+
+    /// The uptime `seconds` from now.
+    func uptime(after seconds: TimeInterval) -> UInt64 {
+        now + UInt64(seconds * 1_000_000_000)
     }
 
     // MARK: - Reading
@@ -243,9 +251,9 @@ struct MachineDriver {
     }
 
     static func submission(_ request: PreparedRequest, retryPolicy: RetryPolicy? = nil,
-                           authenticator: TokenAuthenticator? = nil) -> Submission {
+                           authenticator: TokenAuthenticator? = nil, lane: Lane? = nil) -> Submission {
         Submission(.urlRequest(request.urlRequest), deduplication: .automatic, retryPolicy: retryPolicy,
-                   authenticator: authenticator)
+                   authenticator: authenticator, lane: lane)
     }
 
     static func response(status: Int, headers: [String: String] = [:]) -> TransportResponse {

@@ -24,6 +24,7 @@ struct Fixture: Sendable {
         retryPolicy: RetryPolicy = .never,
         eventMonitors: [any RequestEventMonitor] = [],
         maximumWait: [RequestPriority: TimeInterval] = [:],
+        maximumWaitingPerHost: Int? = nil,
         _ body: (Fixture) async throws -> Void
     ) async throws {
         let server = try await SocialServer.start()
@@ -38,6 +39,7 @@ struct Fixture: Sendable {
             retryPolicy: retryPolicy
         )
         schedulerConfiguration.maximumWait = maximumWait
+        schedulerConfiguration.maximumWaitingPerHost = maximumWaitingPerHost
         let api = SocialAPI(baseURL: server.baseURL, configuration: schedulerConfiguration)
         let fixture = Fixture(server: server, api: api, session: session)
         do {

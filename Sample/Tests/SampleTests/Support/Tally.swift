@@ -92,6 +92,11 @@ final class Ledger<Value: Sendable>: Sendable {
         outcomes.withLockedValue { outcomes in outcomes.indices.filter { outcomes[$0].count != 1 } }
     }
 
+    /// What `caller` got, if it ended once.
+    func result(of caller: Int) -> Result<Value, ServiceError>? {
+        outcomes.withLockedValue { $0[caller].count == 1 ? $0[caller][0] : nil }
+    }
+
     /// Each caller's outcome, for callers that ended once.
     var results: [Result<Value, ServiceError>] {
         outcomes.withLockedValue { $0.compactMap { $0.count == 1 ? $0[0] : nil } }

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+/// Each request's own deadline on the machine (see `MachineDriver`): it covers every wait and
+/// every attempt, and ends the caller at the deadline, wherever it is.
+@Suite struct MachineRequestDeadlineTests {
+    @Test func aCallerWaitingInItsLineEndsAtItsDeadlineNotWhenASlotFrees() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("blocker", "/blocker")
+        driver.send("hurried", "/hurried", deadline: 2)
+        driver.advance(seconds: 1.9)
+        #expect(driver.outcome(of: "hurried") == nil)
+        driver.advance(seconds: 0.1)
+        #expect(driver.outcome(of: "hurried") == .failure(.deadlineExceeded))
+        #expect(driver.machine.lineCounts.waiting == 0)
+        driver.end("task 1")
+        #expect(driver.started.count == 1) // it never touches the network
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func theDeadlineCoversEveryAttemptAndBackoff() {
+        var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 5))
+        driver.send("caller", "/flaky", deadline: 2.5)
+        driver.end("task 1", status: 503, headers: ["Retry-After": "1"])
+        driver.advance(seconds: 1) // the backoff ends: a second attempt
+        #expect(driver.started.count == 2)
+        driver.advance(seconds: 1.5)
+        #expect(driver.outcome(of: "caller") == .failure(ServiceError.deadlineExceeded))
+        #expect(driver.cancelledTasks == ["task 2"])
+        driver.end("task 2", error: ServiceError.cancelled)
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func aJoinerPastItsDeadlineLeavesTheSharedCallRunning() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("patient", "/shared")
+        driver.send("hurried", "/shared", deadline: 1)
+        driver.advance(seconds: 1)
+        #expect(driver.outcome(of: "hurried") == .failure(.deadlineExceeded))
+        #expect(driver.cancelledTasks.isEmpty)
+        driver.end("task 1")
+        #expect(driver.outcome(of: "patient") == .success(200))
+        #expect(driver.violations.isEmpty)
+    }
+
+    @Test func theDeadlineCountsTheWaitForDependencies() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("login", "/login")
+        driver.sendAfter(waitingFor: ["login"], "profile", deadline: 1)
+        driver.advance(seconds: 1)
+        #expect(driver.outcome(of: "profile") == .failure(.deadlineExceeded))
+        driver.end("task 1")
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func aCallerThatEndsInTimeTakesItsDeadlineAway() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("quick", "/quick", deadline: 5)
+        driver.end("task 1")
+        #expect(driver.machine.timers.isEmpty)
+        driver.advance(seconds: 10)
+        #expect(driver.outcomeCount(of: "quick") == 1)
+        #expect(driver.violations.isEmpty)
+    }
+}
