@@ -92,6 +92,7 @@ private final class StoryRecorder: RequestEventMonitor {
         case let .failed(id, _, error, _): lines.append("failed \(id) \(error)")
         case let .cancelled(id, _): lines.append("cancelled \(id)")
         case let .promoted(request, _, to): lines.append("promoted \(request.url?.path ?? "") to \(to)")
+        case let .hostHealthChanged(host, health): lines.append("\(host) \(health)")
         }
     }
 }

@@ -42,6 +42,8 @@ public final class MetricsCollector: RequestEventMonitor {
         /// Network calls promoted one level after waiting longer than their priority's
         /// maximum wait (each level counts once).
         public var promotions = 0
+        /// Times a host was paused (see ``HostHealth``).
+        public var hostPauses = 0
         /// Time between entering the queue and the call starting, for callers whose call got an
         /// answer from the server, by the priority they asked for.
         public var queueWait: [RequestPriority: QueueWait] = [:]
@@ -98,6 +100,10 @@ public final class MetricsCollector: RequestEventMonitor {
                 counts.snapshot.cancelled += 1
             case .promoted:
                 counts.snapshot.promotions += 1
+            case .hostHealthChanged(_, .paused):
+                counts.snapshot.hostPauses += 1
+            case .hostHealthChanged:
+                break
             }
         }
     }

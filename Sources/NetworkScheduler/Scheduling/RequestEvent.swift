@@ -24,6 +24,9 @@ public enum RequestEvent: Sendable {
     /// A network call waited longer than the maximum wait of its priority
     /// (``RequestScheduler/Configuration-swift.struct/maximumWait``) and moved up one level.
     case promoted(URLRequest, from: RequestPriority, to: RequestPriority)
+    /// A host (`scheme://host:port`) was paused, let a probe through, or became available
+    /// again (see ``HostHealth``).
+    case hostHealthChanged(host: String, HostHealth)
 }
 
 /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
@@ -47,6 +50,7 @@ extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
         case let .failed(id, priority, error, _): "failed \(id) \(priority) \(error)"
         case let .cancelled(id, priority): "cancelled \(id) \(priority)"
         case let .promoted(request, from, to): "promoted \(Self.line(of: request)) from \(from) to \(to)"
+        case let .hostHealthChanged(host, health): "\(host) \(health)"
         }
     }
 

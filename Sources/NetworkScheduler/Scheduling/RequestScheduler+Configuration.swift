@@ -57,6 +57,16 @@ extension RequestScheduler {
         /// to keep a less urgent one. Requests waiting for dependencies, for their lane, or
         /// in a suspended group are not in the line.
         public var maximumWaitingPerHost: Int?
+        /// When a host is paused for every waiting call (a circuit breaker per host, see
+        /// ``HostHealth``): on a 429 or 503 with `Retry-After` by default.
+        public var hostHealth: HostHealthPolicy = .default
+        /// Token-bucket rate limits by host name (`"api.example.com"`), each host its own
+        /// bucket: an attempt starts only with a token, in priority order. None by default.
+        ///
+        /// ```swift
+        /// configuration.rateLimits = ["analytics.example.com": RateLimit(requestsPerSecond: 2, burst: 5)]
+        /// ```
+        public var rateLimits: [String: RateLimit] = [:]
         /// The headers that do not keep two requests from sharing one call, whatever their
         /// case: ``defaultHeadersIgnoredByDeduplication`` unless you change it. Every other
         /// header counts, so requests of different users (`Authorization`, `Cookie`,

@@ -58,6 +58,7 @@ public final class RequestScheduler: Sendable {
                                lowPriorityBudget: hostBudget - reserved,
                                defaultRetryPolicy: configuration.retryPolicy, maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
+                               healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
                                jitterSeed: .random(in: .min ... .max)))
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
@@ -312,6 +313,12 @@ public final class RequestScheduler: Sendable {
         }
         for refresh in actions.refreshes { refreshToken(refresh) }
         for (request, from, to) in actions.promotions { record(.promoted(request.urlRequest, from: from, to: to)) }
+        if actions.healthChanges.count > 0 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            for change in actions.healthChanges {
+                record(.hostHealthChanged(host: change.host, Self.health(change.availability, now: now)))
+            }
+        }
     }
 
     /// The operation for one attempt; it builds its `URLRequest` when it starts, on its own
@@ -367,6 +374,25 @@ public final class RequestScheduler: Sendable {
     public func cancel(where isIncluded: (RequestHandle) -> Bool) {
         let handles = state.withLock { machine in machine.callerIDs.map { machine.callers[$0.slot].handle } }
         cancel(handles.filter(isIncluded))
+    }
+
+    /// Whether the host of `url` takes new attempts: ``HostHealth/available`` unless a 429 or
+    /// 503 with `Retry-After`, or failures in a row, paused it (see
+    /// ``Configuration-swift.struct/hostHealth``).
+    public func health(of url: URL) -> HostHealth {
+        guard let name = PreparedRequest.hostKey(of: url) else { return .available }
+        let availability = state.withLock { machine in
+            machine.hostIndices[name].map { machine.hosts[$0].availability } ?? .available
+        }
+        return Self.health(availability, now: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    private static func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
+        switch availability {
+        case .available: .available
+        case .paused(let until): .paused(until: Date(timeIntervalSinceNow: (Double(until) - Double(now)) / 1_000_000_000))
+        case .probing: .probing
+        }
     }
 
     /// Suspends or resumes callers, in one pass under the lock.

@@ -52,5 +52,7 @@ extension SchedulerMachine {
         /// it rose from and to.
         var promotions = SmallBatch<(PreparedRequest, from: RequestPriority, to: RequestPriority)>()
         var retries = SmallBatch<Retry>()
+        /// Hosts paused, probing or available again.
+        var healthChanges = SmallBatch<HealthChange>()
     }
 }

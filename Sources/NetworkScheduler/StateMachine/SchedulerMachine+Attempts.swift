@@ -47,6 +47,8 @@ extension SchedulerMachine {
             switch key {
             case .caller(let id):
                 late.append(id)
+            case .host(let host):
+                hostTimerFired(host, now: now, into: &actions)
             case .call(let callID):
                 switch calls[callID.slot].attempt {
                 case .running(let running), .abandoned(let running): expired.append((callID, running))
@@ -128,6 +130,7 @@ extension SchedulerMachine {
         let host = calls[callID.slot].host
         freeSlot(of: running, onHost: host)
         timers[.call(callID)] = nil
+        judge(outcome, of: callID, onHost: host, now: now, date: date, into: &actions)
         if calls[callID.slot].isAbandoned {
             retire(callID, now: now, into: &actions)
         } else {
@@ -237,6 +240,7 @@ extension SchedulerMachine.Actions {
         if let time = other.armTimer { armTimer = min(armTimer ?? .max, time) }
         refreshes.append(contentsOf: other.refreshes)
         promotions.append(contentsOf: other.promotions)
+        healthChanges.append(contentsOf: other.healthChanges)
         retries.append(contentsOf: other.retries)
     }
 }

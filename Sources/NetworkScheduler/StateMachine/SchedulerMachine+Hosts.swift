@@ -1,9 +1,12 @@
+import Foundation
+
 // Each host's line and budget: who waits, in which order, and who starts when a slot frees.
 extension SchedulerMachine {
     /// The index of the host `name`, made on its first call.
     mutating func host(named name: String) -> Int {
         if let index = hostIndices[name] { return index }
-        hosts.append(Host(name: name))
+        let rateLimit = URL(string: name)?.host.flatMap { rateLimits[$0.lowercased()] }
+        hosts.append(Host(name: name, rateLimit: rateLimit))
         hostIndices[name] = hosts.count - 1
         return hosts.count - 1
     }
@@ -85,10 +88,11 @@ extension SchedulerMachine {
     }
 
     /// Gives a host's free budget slots to its first waiting calls. Low-priority calls stop
-    /// short of the slots kept for more urgent ones. Nothing starts while offline.
+    /// short of the slots kept for more urgent ones. Nothing starts while offline, nor beyond
+    /// what the host's health and rate limit admit.
     mutating func startWaiting(onHost host: Int, now: UInt64, into actions: inout Actions) {
         guard !isOffline, hosts[host].running < budget, hosts[host].waiting > 0 else { return }
-        while hosts[host].running < budget {
+        while hosts[host].running < budget, hosts[host].waiting > 0, admitsAnother(onHost: host, now: now, into: &actions) {
             let minimum: RequestPriority = hosts[host].lowPriorityRunning < lowPriorityBudget ? .background : .normal
             guard let entry = hosts[host].line.popFirst(from: minimum) else { break }
             guard Self.isLive(entry, in: calls) else { continue }
@@ -126,6 +130,7 @@ extension SchedulerMachine {
         let isLowPriority = rank < .normal
         calls[callID.slot].promotions = 0
         let host = calls[callID.slot].host
+        admitted(callID, onHost: host)
         hosts[host].running += 1
         if isLowPriority { hosts[host].lowPriorityRunning += 1 }
         calls[callID.slot].attemptsStarted += 1

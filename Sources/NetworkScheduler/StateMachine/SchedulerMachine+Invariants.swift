@@ -107,6 +107,11 @@ extension SchedulerMachine {
             case .call(let id): check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
             case .caller(let id):
                 check(callers.lookup(id.slot)?.hasDeadline == true, "a deadline is set for \(id), which is gone")
+            case .host(let index):
+                let host = hosts[index]
+                var isPaused = false
+                if case .paused = host.availability { isPaused = true }
+                check(isPaused || host.rateLimit != nil, "\(host.name) has a timer, but no pause nor rate limit")
             }
         }
         for (slot, caller) in callers.all where caller.hasDeadline {
@@ -124,7 +129,17 @@ extension SchedulerMachine {
             check(host.lowPriorityRunning <= lowPriorityBudget, "\(host.name) runs too many low-priority calls")
             check(host.line.entryCount >= host.waiting, "\(host.name)'s line lost a waiting call")
             check(lineLimit.map { host.waiting <= $0 } ?? true, "\(host.name)'s line holds \(host.waiting), over its limit")
-            check(isOffline || host.waiting == 0 || host.running == budget
+            if case .paused = host.availability {
+                check(timers[.host(index)] != nil, "\(host.name) is paused without a timer to end it")
+            }
+            if case .probing(let probe?) = host.availability {
+                check(calls.lookup(probe.slot)?.running != nil, "\(host.name)'s probe \(probe) is not on the wire")
+            }
+            let mayStart: Bool = switch host.availability {
+            case .available, .probing(.none): host.rateLimit == nil || timers[.host(index)] == nil
+            case .paused, .probing(.some): false
+            }
+            check(isOffline || !mayStart || host.waiting == 0 || host.running == budget
                     || (host.lowPriorityRunning == lowPriorityBudget && !hasUrgentWaiter(onHost: index, among: allCalls)),
                   "\(host.name) has a free slot and a call waiting that could take it")
         }

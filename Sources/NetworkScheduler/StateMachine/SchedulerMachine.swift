@@ -25,6 +25,8 @@ enum TimerKey: Hashable, Sendable {
     case call(CallID)
     /// A caller's own deadline.
     case caller(CallerID)
+    /// A host's: the end of its pause, or its next rate-limit token.
+    case host(Int)
 
     /// An order for timers due at once, so that they fire in the same order every run: calls'
     /// first, so that every promotion due is made before a caller that leaves frees a place.
@@ -34,8 +36,9 @@ enum TimerKey: Hashable, Sendable {
 
     private var order: (Int, Int32) {
         switch self {
-        case .call(let id): (0, id.slot.index)
-        case .caller(let id): (1, id.slot.index)
+        case .host(let index): (0, Int32(index))
+        case .call(let id): (1, id.slot.index)
+        case .caller(let id): (2, id.slot.index)
         }
     }
 }
@@ -66,6 +69,10 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     let maximumWaits: [UInt64?]
     /// The most calls each host's line holds; nil holds any number.
     let lineLimit: Int?
+    /// When a host is paused.
+    let healthPolicy: HostHealthPolicy
+    /// Rate limits by host name (`api.example.com`), lowercased.
+    let rateLimits: [String: RateLimit]
 
     var callers = Slots<Caller>()
     var calls = Slots<Call>()
@@ -99,6 +106,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         defaultRetryPolicy: RetryPolicy,
         maximumWaits: [RequestPriority: TimeInterval] = [:],
         lineLimit: Int? = nil,
+        healthPolicy: HostHealthPolicy = .never,
+        rateLimits: [String: RateLimit] = [:],
         jitterSeed: UInt64
     ) {
         precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
@@ -110,6 +119,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
         self.lineLimit = lineLimit
+        self.healthPolicy = healthPolicy
+        self.rateLimits = Dictionary(rateLimits.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         jitter = SplitMix64(seed: jitterSeed)
     }
 
@@ -235,9 +246,18 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         }
     }
 
-    /// One host's budget and line.
+    /// One host's budget, line, health and rate limit.
     struct Host {
         let name: String
+        var availability = Availability.available
+        /// Attempts in a row that failed to connect.
+        var consecutiveFailures = 0
+        /// Pauses in a row for failures, which double the next one.
+        var failurePauses = 0
+        let rateLimit: RateLimit?
+        /// Rate-limit tokens left as of `refilledAt` (nil: the bucket is full).
+        var tokens = 0.0
+        var refilledAt: UInt64?
         var running = 0
         /// How many of `running` are `.low` or `.background` calls.
         var lowPriorityRunning = 0

@@ -43,6 +43,9 @@ extension HeavyTests {
         if seed.isMultiple(of: 2), run.driver.promotions.isEmpty { problems.append("no call was ever promoted") }
         let errors = run.driver.outcomes.compactMap(\.result.failure)
         if !errors.contains(.deadlineExceeded) { problems.append("no caller ever passed its deadline") }
+        if !run.driver.healthChanges.contains(where: { if case .paused = $0.availability { true } else { false } }) {
+            problems.append("no host was ever paused")
+        }
         if seed.isMultiple(of: 3), !errors.contains(where: { if case .lineFull = $0 { true } else { false } }) {
             problems.append("no call was ever shed")
         }
@@ -71,12 +74,15 @@ struct FuzzRun {
     private static let retrying = RetryPolicy(maxAttempts: 3, baseDelay: 0.5)
 
     /// Even seeds promote calls that wait too long (aging); odd ones keep strict order. One
-    /// seed in three bounds each host's line to four calls.
+    /// seed in three bounds each host's line to four calls; odd seeds rate-limit one host.
+    /// Every seed pauses hosts on `Retry-After` and after three failures in a row.
     init(seed: UInt64) {
         random = SplitMix64(seed: seed)
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
                                maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:],
-                               lineLimit: seed.isMultiple(of: 3) ? 4 : nil)
+                               lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
+                               healthPolicy: HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4),
+                               rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": RateLimit(requestsPerSecond: 4, burst: 2)])
     }
 
     mutating func step() {
@@ -200,7 +206,8 @@ struct FuzzRun {
         lastEvent = "end \(task) (\(roll))"
         switch roll {
         case 0..<60: driver.end(task, status: 200)
-        case 60..<75: driver.end(task, status: 503)
+        case 60..<72: driver.end(task, status: 503)
+        case 72..<75: driver.end(task, status: 429, headers: ["Retry-After": "\(Int.random(in: 0...3, using: &random))"])
         case 75..<85: driver.end(task, status: 401)
         case 85..<92: driver.end(task, error: .timedOut)
         default: driver.end(task, error: .noConnection(URLError(.notConnectedToInternet)))

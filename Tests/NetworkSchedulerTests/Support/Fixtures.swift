@@ -111,6 +111,8 @@ final class EventRecorder: RequestEventMonitor {
     let ended = EventLog<RequestEvent>()
     /// The path of each call promoted, and the rank it rose to.
     let promoted = EventLog<(path: String, to: RequestPriority)>()
+    /// Each host's health as it changed.
+    let health = EventLog<HostHealth>()
 
     func record(_ event: RequestEvent) {
         switch event {
@@ -120,6 +122,7 @@ final class EventRecorder: RequestEventMonitor {
         case .retried(_, let attempt, _, _): retried.append(attempt)
         case .succeeded, .failed, .cancelled: ended.append(event)
         case .promoted(let request, _, let to): promoted.append((request.url?.path ?? "", to))
+        case .hostHealthChanged(_, let change): health.append(change)
         }
     }
 }

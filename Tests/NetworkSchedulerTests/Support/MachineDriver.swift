@@ -40,9 +40,19 @@ struct MachineDriver {
     private var lineArrivals: [CallID: Int] = [:]
 
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
-         maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil) {
+         maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
+         healthPolicy: HostHealthPolicy = .never, rateLimits: [String: RateLimit] = [:]) {
         machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
-                          maximumWaits: maximumWaits, lineLimit: lineLimit, jitterSeed: 1)
+                          maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
+                          rateLimits: rateLimits, jitterSeed: 1)
+    }
+
+    /// Each host's health as it changed: the host, and what it became.
+    var healthChanges: [(host: String, availability: Machine.Availability)] = []
+
+    /// The health of `host` (`https://api.test:443` unless said otherwise) now.
+    func availability(of host: String = "https://api.test:443") -> Machine.Availability? {
+        machine.hostIndices[host].map { machine.hosts[$0].availability }
     }
 
     /// The calls promoted so far: the path, and the rank each rose to.
@@ -198,6 +208,7 @@ struct MachineDriver {
         if let armTimer = actions.armTimer { armedFor = armTimer }
         for (request, _, to) in actions.promotions { promotions.append((request.urlRequest.url?.path ?? "", to)) }
         refreshes.append(contentsOf: actions.refreshes)
+        for change in actions.healthChanges { healthChanges.append((change.host, change.availability)) }
         recordLineArrivals()
     }
 

@@ -25,6 +25,7 @@ struct Fixture: Sendable {
         eventMonitors: [any RequestEventMonitor] = [],
         maximumWait: [RequestPriority: TimeInterval] = [:],
         maximumWaitingPerHost: Int? = nil,
+        configure: (inout RequestScheduler.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> Void
     ) async throws {
         let server = try await SocialServer.start()
@@ -40,6 +41,7 @@ struct Fixture: Sendable {
         )
         schedulerConfiguration.maximumWait = maximumWait
         schedulerConfiguration.maximumWaitingPerHost = maximumWaitingPerHost
+        configure(&schedulerConfiguration)
         let api = SocialAPI(baseURL: server.baseURL, configuration: schedulerConfiguration)
         let fixture = Fixture(server: server, api: api, session: session)
         do {

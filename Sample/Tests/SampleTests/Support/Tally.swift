@@ -57,6 +57,8 @@ final class Tally: RequestEventMonitor {
     let retried = WaitableCount()
     let ended = WaitableCount()
     let promoted = WaitableCount()
+    /// Changes of a host's health.
+    let health = WaitableCount()
     /// The path of every network call started.
     let startedPaths = NIOLockedValueBox<[String]>([])
 
@@ -69,6 +71,7 @@ final class Tally: RequestEventMonitor {
         case .retried: retried.add()
         case .succeeded, .failed, .cancelled: ended.add()
         case .promoted: promoted.add()
+        case .hostHealthChanged: health.add()
         }
     }
 }

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Whether a host takes new attempts: a circuit breaker per host, which the scheduler opens
+/// when the host asks for a pause or keeps failing. See ``RequestScheduler/health(of:)``.
+public enum HostHealth: Sendable, Equatable {
+    /// New attempts start as the budget allows.
+    case available
+    /// No new attempt starts before this moment: the host answered 429 or 503 with
+    /// `Retry-After`, or failed to connect too many times in a row. Attempts already on the
+    /// wire go on; waiting calls wait, every one of them, not only the one that was refused.
+    case paused(until: Date)
+    /// The pause is over, and one attempt (the probe) is let through: when it gets an answer
+    /// the host is available again; when it fails, the host is paused again.
+    case probing
+}
+
+/// When the scheduler pauses a host (see ``HostHealth``).
+///
+/// ```swift
+/// configuration.hostHealth = HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 2)
+/// ```
+public struct HostHealthPolicy: Sendable, Equatable {
+    /// Whether a 429 or 503 with `Retry-After` pauses its whole host for that long.
+    public var pausesOnRetryAfter: Bool
+    /// How many attempts in a row may fail to connect (no connection, refused, lost, timed
+    /// out) before the host is paused; nil (the default) never pauses for failures. While it
+    /// is paused, waiting calls wait: give them a deadline (``Resource/within(_:)``) if they
+    /// should rather fail.
+    public var failuresBeforePause: Int?
+    /// The first pause after failures, in seconds; each probe that fails doubles it.
+    public var pauseAfterFailures: TimeInterval
+    /// The longest pause, whatever `Retry-After` asks.
+    public var maximumPause: TimeInterval
+
+    /// A policy; every parameter has the default described on its property.
+    public init(
+        pausesOnRetryAfter: Bool = true,
+        failuresBeforePause: Int? = nil,
+        pauseAfterFailures: TimeInterval = 1,
+        maximumPause: TimeInterval = 60
+    ) {
+        self.pausesOnRetryAfter = pausesOnRetryAfter
+        self.failuresBeforePause = failuresBeforePause.map { max(1, $0) }
+        self.pauseAfterFailures = max(0, pauseAfterFailures)
+        self.maximumPause = max(0, maximumPause)
+    }
+
+    /// Pauses on `Retry-After` only, up to a minute.
+    public static let `default` = HostHealthPolicy()
+
+    /// Pauses on `Retry-After`, and after five failures to connect in a row: for a second, then
+    /// two, four…, up to a minute.
+    public static let breaker = HostHealthPolicy(failuresBeforePause: 5)
+
+    /// Never pauses a host.
+    public static let never = HostHealthPolicy(pausesOnRetryAfter: false, failuresBeforePause: nil)
+}
+
+/// A token bucket: at most `burst` attempts at once after a quiet spell, then
+/// `requestsPerSecond` on average. Attempts beyond it wait in their line, in priority order.
+public struct RateLimit: Sendable, Equatable {
+    /// The average rate allowed.
+    public var requestsPerSecond: Double
+    /// How many attempts may start at once after a quiet spell.
+    public var burst: Int
+
+    /// A limit of `requestsPerSecond` on average, with bursts of up to `burst`.
+    public init(requestsPerSecond: Double, burst: Int = 1) {
+        precondition(requestsPerSecond > 0, "a rate limit must let requests through")
+        self.requestsPerSecond = requestsPerSecond
+        self.burst = max(1, burst)
+    }
+}

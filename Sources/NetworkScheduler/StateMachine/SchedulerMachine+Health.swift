@@ -1,0 +1,111 @@
+import Foundation
+
+// Each host's health (a circuit breaker: available, paused, probing) and rate limit (a token
+// bucket): what lets a host's waiting calls start, besides its budget.
+extension SchedulerMachine {
+    /// Whether a host takes new attempts.
+    enum Availability: Equatable, Sendable {
+        case available
+        /// Nothing new starts before this uptime.
+        case paused(until: UInt64)
+        /// One attempt may go (and this is its call, once it went); its answer opens the host,
+        /// its failure pauses it again.
+        case probing(CallID?)
+    }
+
+    /// A host's health changed: for the monitors, and for ``RequestScheduler/health(of:)``.
+    struct HealthChange {
+        let host: String
+        let availability: Availability
+    }
+
+    /// Whether one more waiting call may start on `host` now, as its health and rate limit
+    /// allow (its budget aside). A host out of rate-limit tokens gets a timer for the next one.
+    mutating func admitsAnother(onHost host: Int, now: UInt64, into actions: inout Actions) -> Bool {
+        switch hosts[host].availability {
+        case .paused, .probing(.some): return false
+        case .available, .probing(.none): break
+        }
+        guard let limit = hosts[host].rateLimit else { return true }
+        refill(host, limit, now: now)
+        guard hosts[host].tokens < 1 else { return true }
+        let wait = (1 - hosts[host].tokens) / limit.requestsPerSecond
+        setTimer(.host(host), at: now + UInt64((wait * 1_000_000_000).rounded(.up)), into: &actions)
+        return false
+    }
+
+    /// An attempt of `callID` began on `host`: it takes a token, and is the probe if the host
+    /// is probing.
+    mutating func admitted(_ callID: CallID, onHost host: Int) {
+        if hosts[host].rateLimit != nil { hosts[host].tokens -= 1 }
+        if case .probing(.none) = hosts[host].availability { hosts[host].availability = .probing(callID) }
+    }
+
+    private mutating func refill(_ host: Int, _ limit: RateLimit, now: UInt64) {
+        guard let refilledAt = hosts[host].refilledAt else {
+            (hosts[host].tokens, hosts[host].refilledAt) = (Double(limit.burst), now)
+            return
+        }
+        let elapsed = Double(now - min(now, refilledAt)) / 1_000_000_000
+        hosts[host].tokens = min(Double(limit.burst), hosts[host].tokens + elapsed * limit.requestsPerSecond)
+        hosts[host].refilledAt = now
+    }
+
+    /// What an attempt's outcome says of its host: a 429 or 503 with `Retry-After` pauses it;
+    /// failing to connect too many times in a row, or as the probe, pauses it (longer each
+    /// time); any answer from the server counts as healthy and, from the probe, opens it.
+    mutating func judge(
+        _ outcome: Result<TransportResponse, ServiceError>,
+        of callID: CallID,
+        onHost host: Int,
+        now: UInt64,
+        date: Date,
+        into actions: inout Actions
+    ) {
+        let isProbe = hosts[host].availability == .probing(callID)
+        switch outcome {
+        case .success(let payload):
+            hosts[host].consecutiveFailures = 0
+            let status = payload.response.statusCode
+            if healthPolicy.pausesOnRetryAfter, status == 429 || status == 503,
+               let header = payload.response.value(forHTTPHeaderField: "Retry-After"),
+               let seconds = RetryPolicy.retryAfter(header, now: date) {
+                pause(host, for: seconds, now: now, into: &actions)
+            } else {
+                hosts[host].failurePauses = 0
+                if isProbe || hosts[host].availability == .probing(nil) { setAvailability(.available, of: host, into: &actions) }
+            }
+        case .failure(let error) where error.isConnectivityFailure || error == .timedOut:
+            hosts[host].consecutiveFailures += 1
+            guard let threshold = healthPolicy.failuresBeforePause,
+                  isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
+                return
+            }
+            let seconds = healthPolicy.pauseAfterFailures * pow(2, Double(min(hosts[host].failurePauses, 30)))
+            hosts[host].failurePauses += 1
+            pause(host, for: seconds, now: now, into: &actions)
+        case .failure:
+            // Cancelled, refused by the policy, too large: nothing about the host. A probe
+            // that ended so lets another through.
+            if isProbe { hosts[host].availability = .probing(nil) }
+        }
+    }
+
+    private mutating func pause(_ host: Int, for seconds: TimeInterval, now: UInt64, into actions: inout Actions) {
+        let until = now + UInt64(min(max(seconds, 0), healthPolicy.maximumPause) * 1_000_000_000)
+        if case .paused(let current) = hosts[host].availability, current >= until { return }
+        setAvailability(.paused(until: until), of: host, into: &actions)
+        setTimer(.host(host), at: until, into: &actions)
+    }
+
+    /// A host's timer fired: a pause that is over lets one probe through.
+    mutating func hostTimerFired(_ host: Int, now: UInt64, into actions: inout Actions) {
+        guard case .paused(let until) = hosts[host].availability, until <= now else { return }
+        setAvailability(.probing(nil), of: host, into: &actions)
+    }
+
+    private mutating func setAvailability(_ availability: Availability, of host: Int, into actions: inout Actions) {
+        hosts[host].availability = availability
+        actions.healthChanges.append(HealthChange(host: hosts[host].name, availability: availability))
+    }
+}

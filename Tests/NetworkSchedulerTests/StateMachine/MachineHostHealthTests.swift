@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import NetworkScheduler
+
+/// Each host's health on the machine (see `MachineDriver`): a 429 or 503 with `Retry-After`,
+/// or failures in a row, pause the whole host, then one probe goes through before it opens.
+@Suite struct MachineHostHealthTests {
+    static let lost = ServiceError.connectionLost(URLError(.networkConnectionLost))
+
+    @Test func aRetryAfterPausesTheHostForEveryWaitingCallThenOneProbeGoes() {
+        var driver = MachineDriver(budget: 3, healthPolicy: .default)
+        driver.send("limited", "/limited")
+        driver.end("task 1", status: 429, headers: ["Retry-After": "2"])
+        guard case .paused = driver.availability() else {
+            Issue.record("not paused: \(String(describing: driver.availability()))")
+            return
+        }
+        for name in ["a", "b", "c"] { driver.send(name, "/\(name)") }
+        #expect(driver.started.count == 1) // none of them starts, though every slot is free
+        driver.advance(seconds: 1.9)
+        #expect(driver.started.count == 1)
+
+        driver.advance(seconds: 0.1)
+        #expect(driver.started.count == 2) // the probe
+        #expect(driver.availability() == .probing(driver.attempts["task 2"]!.call))
+        driver.end("task 2")
+        #expect(driver.availability() == .available)
+        #expect(driver.started.count == 4)
+        #expect(driver.healthChanges.map(\.availability.name) == ["paused", "probing", "available"])
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func aFailedProbePausesTheHostAgainForLonger() {
+        let policy = HostHealthPolicy(failuresBeforePause: 2, pauseAfterFailures: 1)
+        var driver = MachineDriver(budget: 2, healthPolicy: policy)
+        driver.send("a", "/a")
+        driver.send("b", "/b")
+        driver.end("task 1", error: Self.lost)
+        #expect(driver.availability() == .available)
+        driver.end("task 2", error: Self.lost)
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 1)))
+
+        driver.send("c", "/c")
+        driver.send("d", "/d")
+        driver.advance(seconds: 1)
+        #expect(driver.started.count == 3) // one probe
+        driver.end("task 3", error: Self.lost)
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 2)))
+        driver.advance(seconds: 2)
+        driver.end("task 4")
+        #expect(driver.availability() == .available)
+        #expect(driver.started.count == 4) // d, the last one waiting
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func anAnswerResetsTheFailuresInARow() {
+        var driver = MachineDriver(budget: 1, healthPolicy: HostHealthPolicy(failuresBeforePause: 2))
+        for (index, outcome) in [Self.lost, nil, Self.lost].enumerated() {
+            driver.send("c\(index)", "/\(index)")
+            driver.end("task \(index + 1)", error: outcome)
+        }
+        #expect(driver.availability() == .available)
+        #expect(driver.violations.isEmpty)
+    }
+
+    @Test func aRetryAfterOnOneHostDoesNotPauseAnother() {
+        var driver = MachineDriver(budget: 1, healthPolicy: .default)
+        driver.send("one", "/a", host: "https://one.test")
+        driver.end("task 1", status: 503, headers: ["Retry-After": "5"])
+        driver.send("two", "/a", host: "https://two.test")
+        #expect(driver.started.count == 2)
+        #expect(driver.availability(of: "https://two.test:443") == .available)
+        #expect(driver.violations.isEmpty)
+    }
+
+    @Test func aRateLimitLetsABurstThroughThenOnePerInterval() {
+        var driver = MachineDriver(budget: 6, rateLimits: ["api.test": RateLimit(requestsPerSecond: 2, burst: 3)])
+        for index in 0..<6 { driver.send("c\(index)", "/\(index)") }
+        #expect(driver.started.count == 3)
+        driver.advance(seconds: 0.49)
+        #expect(driver.started.count == 3)
+        driver.advance(seconds: 0.01)
+        #expect(driver.started.count == 4)
+        driver.advance(seconds: 0.5)
+        #expect(driver.started.count == 5)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+        // Other hosts are not limited.
+        driver.send("elsewhere", "/x", host: "https://other.test")
+        #expect(driver.started.count == 6)
+    }
+
+    @Test func aRateLimitedHostStartsTheMostUrgentWaitingCallFirst() {
+        var driver = MachineDriver(budget: 4, rateLimits: ["api.test": RateLimit(requestsPerSecond: 1)])
+        driver.send("first", "/first")
+        driver.send("low", "/low", priority: .low)
+        driver.send("high", "/high", priority: .high)
+        driver.advance(seconds: 1)
+        #expect(driver.started.count == 2)
+        #expect(driver.machine.calls[driver.attempts["task 2"]!.call.slot].request.urlRequest.url?.path == "/high")
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+}
+
+extension SchedulerMachine.Availability {
+    /// Its case, without its values.
+    var name: String {
+        switch self {
+        case .available: "available"
+        case .paused: "paused"
+        case .probing: "probing"
+        }
+    }
+}
