@@ -93,6 +93,7 @@ private final class StoryRecorder: RequestEventMonitor {
         case let .cancelled(id, _): lines.append("cancelled \(id)")
         case let .promoted(request, _, to): lines.append("promoted \(request.url?.path ?? "") to \(to)")
         case let .hostHealthChanged(host, health): lines.append("\(host) \(health)")
+        case let .outcomeKept(request, _): lines.append("kept \(request.url?.path ?? "")")
         }
     }
 }

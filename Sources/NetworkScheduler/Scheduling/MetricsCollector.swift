@@ -102,7 +102,7 @@ public final class MetricsCollector: RequestEventMonitor {
                 counts.snapshot.promotions += 1
             case .hostHealthChanged(_, .paused):
                 counts.snapshot.hostPauses += 1
-            case .hostHealthChanged:
+            case .hostHealthChanged, .outcomeKept:
                 break
             }
         }

@@ -24,6 +24,10 @@ public enum RequestEvent: Sendable {
     /// A network call waited longer than the maximum wait of its priority
     /// (``RequestScheduler/Configuration-swift.struct/maximumWait``) and moved up one level.
     case promoted(URLRequest, from: RequestPriority, to: RequestPriority)
+    /// A call with an `Idempotency-Key` whose callers all left while it was on the wire ended
+    /// there, with this status or error; identical requests get it for a while
+    /// (``RequestScheduler/Configuration-swift.struct/keptOutcomeWindow``).
+    case outcomeKept(URLRequest, Result<Int, ServiceError>)
     /// A host (`scheme://host:port`) was paused, let a probe through, or became available
     /// again (see ``HostHealth``).
     case hostHealthChanged(host: String, HostHealth)
@@ -51,6 +55,8 @@ extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
         case let .cancelled(id, priority): "cancelled \(id) \(priority)"
         case let .promoted(request, from, to): "promoted \(Self.line(of: request)) from \(from) to \(to)"
         case let .hostHealthChanged(host, health): "\(host) \(health)"
+        case let .outcomeKept(request, outcome):
+            "kept \(Self.line(of: request)): \((try? outcome.get()).map(String.init) ?? "\(outcome)")"
         }
     }
 

@@ -57,6 +57,12 @@ extension RequestScheduler {
         /// to keep a less urgent one. Requests waiting for dependencies, for their lane, or
         /// in a suspended group are not in the line.
         public var maximumWaitingPerHost: Int?
+        /// How many seconds the outcome of a call with an `Idempotency-Key` is kept when every
+        /// caller of it left while it was on the wire: such a call is not cancelled (the server
+        /// may be processing the POST), and an identical request sent within this window gets
+        /// its outcome instead of posting again (one that arrives while it still runs joins
+        /// it). 10 by default; 0 keeps nothing, but still lets the call end on the wire.
+        public var keptOutcomeWindow: TimeInterval = 10
         /// When a host is paused for every waiting call (a circuit breaker per host, see
         /// ``HostHealth``): on a 429 or 503 with `Retry-After` by default.
         public var hostHealth: HostHealthPolicy = .default

@@ -58,6 +58,7 @@ public final class RequestScheduler: Sendable {
                                lowPriorityBudget: hostBudget - reserved,
                                defaultRetryPolicy: configuration.retryPolicy, maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
+                               keptOutcomeWindow: configuration.keptOutcomeWindow,
                                healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
                                jitterSeed: .random(in: .min ... .max)))
         attempts.name = "NetworkScheduler attempts"
@@ -313,6 +314,9 @@ public final class RequestScheduler: Sendable {
         }
         for refresh in actions.refreshes { refreshToken(refresh) }
         for (request, from, to) in actions.promotions { record(.promoted(request.urlRequest, from: from, to: to)) }
+        for (request, outcome) in actions.kept {
+            record(.outcomeKept(request.urlRequest, outcome.map(\.response.statusCode)))
+        }
         if actions.healthChanges.count > 0 {
             let now = DispatchTime.now().uptimeNanoseconds
             for change in actions.healthChanges {

@@ -3,6 +3,8 @@
 /// time.
 struct CallerSet: Sequence, Sendable {
     private enum Storage: Sendable {
+        /// A keyed POST on the wire whose callers all left (see `SchedulerMachine.orphan`).
+        case none
         case one(CallerID)
         case many(Set<CallerID>)
     }
@@ -15,6 +17,7 @@ struct CallerSet: Sequence, Sendable {
 
     var count: Int {
         switch storage {
+        case .none: 0
         case .one: 1
         case .many(let set): set.count
         }
@@ -22,6 +25,7 @@ struct CallerSet: Sequence, Sendable {
 
     func contains(_ caller: CallerID) -> Bool {
         switch storage {
+        case .none: false
         case .one(let only): only == caller
         case .many(let set): set.contains(caller)
         }
@@ -29,6 +33,8 @@ struct CallerSet: Sequence, Sendable {
 
     mutating func insert(_ caller: CallerID) {
         switch storage {
+        case .none:
+            storage = .one(caller)
         case .one(let first):
             storage = .many([first, caller])
         case .many(var set):
@@ -48,8 +54,14 @@ struct CallerSet: Sequence, Sendable {
         storage = .many(set)
     }
 
+    /// Forgets every caller: the call goes on without any.
+    mutating func removeAll() {
+        storage = .none
+    }
+
     func makeIterator() -> Iterator {
         switch storage {
+        case .none: Iterator(storage: .one(nil))
         case .one(let caller): Iterator(storage: .one(caller))
         case .many(let set): Iterator(storage: .many(set.makeIterator()))
         }

@@ -52,6 +52,9 @@ extension SchedulerMachine {
         /// it rose from and to.
         var promotions = SmallBatch<(PreparedRequest, from: RequestPriority, to: RequestPriority)>()
         var retries = SmallBatch<Retry>()
+        /// Keyed calls that ran on after their callers left, with their outcome, which is kept
+        /// for identical requests.
+        var kept = SmallBatch<(PreparedRequest, Result<TransportResponse, ServiceError>)>()
         /// Hosts paused, probing or available again.
         var healthChanges = SmallBatch<HealthChange>()
     }

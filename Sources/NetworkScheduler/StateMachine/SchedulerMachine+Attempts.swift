@@ -54,6 +54,7 @@ extension SchedulerMachine {
                 case .running(let running), .abandoned(let running): expired.append((callID, running))
                 case .waiting: promote(callID, now: now, into: &actions)
                 case .between, .held: backedOff.append(callID)
+                case .kept: forget(callID, now: now, into: &actions)
                 case .inLane: break
                 }
             }
@@ -133,6 +134,8 @@ extension SchedulerMachine {
         judge(outcome, of: callID, onHost: host, now: now, date: date, into: &actions)
         if calls[callID.slot].isAbandoned {
             retire(callID, now: now, into: &actions)
+        } else if calls[callID.slot].callers.count == 0 {
+            keep(outcome, of: callID, now: now, into: &actions)
         } else {
             calls[callID.slot].attempt = .between
             decide(callID, after: outcome, timing: timing, now: now, date: date, into: &actions)
@@ -209,6 +212,33 @@ extension SchedulerMachine {
         }
     }
 
+    // MARK: - Keyed calls whose callers left
+
+    /// A keyed call whose callers all left ended on the wire: its outcome is kept under its
+    /// key for ``keptOutcomeWindow`` (or forgotten at once without one), and its lane goes on.
+    private mutating func keep(
+        _ outcome: Result<TransportResponse, ServiceError>,
+        of callID: CallID,
+        now: UInt64,
+        into actions: inout Actions
+    ) {
+        let call = calls[callID.slot]
+        actions.kept.append((call.request, outcome))
+        guard keptOutcomeWindow > 0, call.key != nil else {
+            forget(callID, now: now, into: &actions)
+            return
+        }
+        call.attempt = .kept(outcome, until: now + keptOutcomeWindow)
+        setTimer(.call(callID), at: now + keptOutcomeWindow, into: &actions)
+        if let lane = call.submission.lane { leaveLane(lane, callID, failed: false, now: now, into: &actions) }
+    }
+
+    /// Removes a kept outcome, or a keyed call that ended without callers.
+    private mutating func forget(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+        unregister(callID)
+        retire(callID, now: now, into: &actions)
+    }
+
     // MARK: - The timer
 
     /// Sets a call's one timer, arming the scheduler's timer if it is the earliest.
@@ -241,6 +271,7 @@ extension SchedulerMachine.Actions {
         refreshes.append(contentsOf: other.refreshes)
         promotions.append(contentsOf: other.promotions)
         healthChanges.append(contentsOf: other.healthChanges)
+        kept.append(contentsOf: other.kept)
         retries.append(contentsOf: other.retries)
     }
 }

@@ -85,6 +85,14 @@ extension SchedulerMachine {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
         var actions = Actions()
         if let key, let callID = registered(key, lane: submission.lane?.name) {
+            if case .kept(let outcome, _) = calls[callID.slot].attempt {
+                callers.remove(id.slot)
+                if caller.hasDeadline { timers[.caller(id)] = nil }
+                let metrics = ResponseMetrics(statusCode: try? outcome.get().response.statusCode, wasShared: true)
+                actions.deliveries.append((caller.handle, CallResult(outcome: outcome, metrics: metrics,
+                                                                     idempotencyKey: calls[callID.slot].idempotencyKey)))
+                return (.joined(callID), actions)
+            }
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
@@ -150,7 +158,9 @@ extension SchedulerMachine {
         callers.remove(id.slot)
         if caller.hasDeadline { timers[.caller(id)] = nil }
         guard case .attached(let callID, _) = caller.stage else { return caller.handle }
-        if calls[callID.slot].callers.count == 1 {
+        if calls[callID.slot].callers.count == 1, calls[callID.slot].runsOnWithoutCallers {
+            orphan(callID, leaving: caller)
+        } else if calls[callID.slot].callers.count == 1 {
             abandon(callID, now: now, into: &actions)
         } else {
             calls[callID.slot].callers.remove(id)
@@ -202,6 +212,16 @@ extension SchedulerMachine {
 
     // MARK: - Helpers
 
+    /// Keeps a keyed call on the wire after its last caller left: a POST the server may already
+    /// be processing is not cut off halfway; it stays registered, so that an identical request
+    /// joins it, and its outcome is kept for a while when it ends (see ``AttemptState/kept``).
+    private mutating func orphan(_ callID: CallID, leaving caller: Caller) {
+        let call = calls[callID.slot]
+        call.callers.removeAll()
+        call.priorities.remove(caller.effectivePriority)
+        if caller.isSuspended { call.suspendedCallers -= 1 }
+    }
+
     /// Ends a call whose last caller left: a waiting one leaves its line, a backing-off one
     /// its timer, and one in a lane its place there; a running one keeps its budget slot (and
     /// its place at the head of its lane) until its task ends, and its task is cancelled.
@@ -218,8 +238,8 @@ extension SchedulerMachine {
             timers[.call(callID)] = nil
         case .held, .inLane:
             break
-        case .abandoned:
-            preconditionFailure("\(callID) was abandoned twice")
+        case .abandoned, .kept:
+            preconditionFailure("\(callID) has no caller to leave it")
         }
         retire(callID, now: now, into: &actions)
     }

@@ -42,7 +42,7 @@ extension SchedulerMachine {
             hosts[host].waiting -= 1
         case .held(let firstArrival, let firstSince):
             (arrival, since) = (firstArrival, firstSince)
-        case .between, .running, .abandoned, .inLane:
+        case .between, .running, .abandoned, .inLane, .kept:
             (arrival, since) = (nextTicket, now)
             calls[callID.slot].rankSince = now
         }
@@ -168,7 +168,7 @@ extension SchedulerMachine {
             if let task = running.task, let after = call.priorities.highest, after != before {
                 actions.reprioritized.append((task, after))
             }
-        case .waiting, .between, .abandoned, .held, .inLane:
+        case .waiting, .between, .abandoned, .held, .inLane, .kept:
             break
         }
     }

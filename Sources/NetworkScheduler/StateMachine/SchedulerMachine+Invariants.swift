@@ -65,12 +65,19 @@ extension SchedulerMachine {
                 check(timers[.call(id)] != nil, "\(id) runs without a deadline")
             case .between:
                 break
+            case .kept(_, let until):
+                check(timers[.call(id)] == until, "\(id) keeps its outcome without a timer to forget it")
+                check(call.callers.count == 0 && call.key != nil, "\(id) keeps an outcome for callers, or without a key")
             case .inLane:
                 check(timers[.call(id)] == nil, "\(id) waits in its lane with a timer")
                 check(call.submission.lane.flatMap { lanes[$0.name]?.behind.contains(id) } == true,
                       "\(id) waits for its lane, which does not list it")
             }
-            if let lane = call.submission.lane, !call.isInLane {
+            if call.callers.count == 0 && !call.isAbandoned {
+                check(call.isKept || (call.running != nil && call.idempotencyKey != nil),
+                      "\(id) has no caller, but is neither a keyed call on the wire nor a kept outcome")
+            }
+            if let lane = call.submission.lane, !call.isInLane, !call.isKept {
                 check(lanes[lane.name]?.current == id, "\(id) goes while another call of lane \(lane.name) may")
             }
         }

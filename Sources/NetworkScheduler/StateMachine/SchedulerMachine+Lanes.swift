@@ -29,7 +29,7 @@ extension SchedulerMachine {
         return call
     }
 
-    private mutating func leaveLane(_ lane: Lane, _ callID: CallID, failed: Bool, now: UInt64, into actions: inout Actions) {
+    mutating func leaveLane(_ lane: Lane, _ callID: CallID, failed: Bool, now: UInt64, into actions: inout Actions) {
         guard var queue = lanes[lane.name] else { return }
         guard queue.current == callID else {
             queue.behind.removeAll { $0 == callID }

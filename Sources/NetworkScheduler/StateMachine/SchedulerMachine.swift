@@ -69,6 +69,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     let maximumWaits: [UInt64?]
     /// The most calls each host's line holds; nil holds any number.
     let lineLimit: Int?
+    /// How long the outcome of a keyed call whose callers all left is kept, in nanoseconds.
+    let keptOutcomeWindow: UInt64
     /// When a host is paused.
     let healthPolicy: HostHealthPolicy
     /// Rate limits by host name (`api.example.com`), lowercased.
@@ -106,6 +108,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         defaultRetryPolicy: RetryPolicy,
         maximumWaits: [RequestPriority: TimeInterval] = [:],
         lineLimit: Int? = nil,
+        keptOutcomeWindow: TimeInterval = 10,
         healthPolicy: HostHealthPolicy = .never,
         rateLimits: [String: RateLimit] = [:],
         jitterSeed: UInt64
@@ -119,6 +122,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
         self.lineLimit = lineLimit
+        self.keptOutcomeWindow = UInt64(max(0, keptOutcomeWindow) * 1_000_000_000)
         self.healthPolicy = healthPolicy
         self.rateLimits = Dictionary(rateLimits.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         jitter = SplitMix64(seed: jitterSeed)
@@ -193,6 +197,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         case held(arrival: Int, since: UInt64)
         /// Behind an earlier call of its serial lane: it enters its line once that one ended.
         case inLane
+        /// A keyed call that ran on after its callers left: its outcome, kept under its key
+        /// until this uptime for an identical request, which gets it instead of sending again.
+        case kept(Result<TransportResponse, ServiceError>, until: UInt64)
     }
 
     struct Running {
@@ -273,9 +280,10 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         callers.all.map { CallerID(slot: $0.id) }
     }
 
-    /// Live callers, calls with callers, and registered keys: all zero once everything ended.
+    /// Live callers, calls with callers, and registered keys: all zero once everything ended
+    /// (and the outcomes kept for keyed calls whose callers left have expired).
     var census: (callers: Int, calls: Int, registered: Int) {
-        (callers.count, calls.all.count { !$0.element.isAbandoned }, registeredCount)
+        (callers.count, calls.all.count { !$0.element.isAbandoned && $0.element.callers.count > 0 }, registeredCount)
     }
 
     /// Attempts holding a budget slot (and how many of those are low-priority ones), and calls
@@ -320,7 +328,7 @@ extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running
-        case .waiting, .between, .held, .inLane: nil
+        case .waiting, .between, .held, .inLane, .kept: nil
         }
     }
 
@@ -338,6 +346,19 @@ extension SchedulerMachine.Call {
 
     var isAbandoned: Bool {
         if case .abandoned = attempt { return true }
+        return false
+    }
+
+    /// Whether it goes on when its last caller leaves: a call with an `Idempotency-Key` on the
+    /// wire, which the server may be processing.
+    var runsOnWithoutCallers: Bool {
+        guard idempotencyKey != nil, case .running = attempt else { return false }
+        return true
+    }
+
+    /// Whether it is only an outcome kept for identical requests.
+    var isKept: Bool {
+        if case .kept = attempt { return true }
         return false
     }
 

@@ -43,6 +43,7 @@ extension HeavyTests {
         if seed.isMultiple(of: 2), run.driver.promotions.isEmpty { problems.append("no call was ever promoted") }
         let errors = run.driver.outcomes.compactMap(\.result.failure)
         if !errors.contains(.deadlineExceeded) { problems.append("no caller ever passed its deadline") }
+        if run.driver.kept.isEmpty { problems.append("no keyed call ran on after its callers left") }
         if !run.driver.healthChanges.contains(where: { if case .paused = $0.availability { true } else { false } }) {
             problems.append("no host was ever paused")
         }
@@ -144,7 +145,8 @@ struct FuzzRun {
         driver.send(name, path, method: method, priority: priority, host: host,
                     shared: Int.random(in: 0..<10, using: &random) > 0,
                     submission: MachineDriver.submission(request, retryPolicy: policy, authenticator: authenticator, lane: lane),
-                    deadline: deadline, timeout: timeout)
+                    deadline: deadline, idempotencyKey: method == "POST" && Bool.random(using: &random) ? "key \(path)" : nil,
+                    timeout: timeout)
         sent.append(name)
     }
 

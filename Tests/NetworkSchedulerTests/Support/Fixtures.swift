@@ -113,6 +113,8 @@ final class EventRecorder: RequestEventMonitor {
     let promoted = EventLog<(path: String, to: RequestPriority)>()
     /// Each host's health as it changed.
     let health = EventLog<HostHealth>()
+    /// Keyed calls whose outcome was kept after their callers left.
+    let kept = EventLog<URLRequest>()
 
     func record(_ event: RequestEvent) {
         switch event {
@@ -123,6 +125,7 @@ final class EventRecorder: RequestEventMonitor {
         case .succeeded, .failed, .cancelled: ended.append(event)
         case .promoted(let request, _, let to): promoted.append((request.url?.path ?? "", to))
         case .hostHealthChanged(_, let change): health.append(change)
+        case .outcomeKept(let request, _): kept.append(request)
         }
     }
 }

@@ -47,6 +47,9 @@ struct MachineDriver {
                           rateLimits: rateLimits, jitterSeed: 1)
     }
 
+    /// The paths of keyed calls whose outcome was kept after their callers left.
+    var kept: [String] = []
+
     /// Each host's health as it changed: the host, and what it became.
     var healthChanges: [(host: String, availability: Machine.Availability)] = []
 
@@ -73,9 +76,10 @@ struct MachineDriver {
         submission: Submission? = nil,
         lane: Lane? = nil,
         deadline: TimeInterval? = nil,
+        idempotencyKey: String? = nil,
         timeout: TimeInterval = 60
     ) -> Machine.Attachment {
-        let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout)
+        let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout, idempotencyKey: idempotencyKey)
         let (id, attachment, actions) = machine.submit(name, priority: priority, isSuspended: suspended, request: request,
                                                        submission: submission ?? Self.submission(request, lane: lane),
                                                        key: key, deadline: deadline.map { uptime(after: $0) }, now: now)
@@ -209,6 +213,7 @@ struct MachineDriver {
         for (request, _, to) in actions.promotions { promotions.append((request.urlRequest.url?.path ?? "", to)) }
         refreshes.append(contentsOf: actions.refreshes)
         for change in actions.healthChanges { healthChanges.append((change.host, change.availability)) }
+        for (request, _) in actions.kept { kept.append(request.urlRequest.url?.path ?? "") }
         recordLineArrivals()
     }
 
@@ -254,9 +259,11 @@ struct MachineDriver {
 
     // MARK: - Values
 
-    static func request(_ method: String, _ url: String, shared: Bool, timeout: TimeInterval) -> (PreparedRequest, CallKey?) {
+    static func request(_ method: String, _ url: String, shared: Bool, timeout: TimeInterval,
+                        idempotencyKey: String? = nil) -> (PreparedRequest, CallKey?) {
         var urlRequest = URLRequest(url: URL(string: url)!, timeoutInterval: timeout)
         urlRequest.httpMethod = method
+        urlRequest.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         let request = PreparedRequest(urlRequest)
         return (request, shared ? request.key(.automatic, ignoring: HeaderNames([])) : nil)
     }

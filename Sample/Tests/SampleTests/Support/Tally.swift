@@ -59,6 +59,8 @@ final class Tally: RequestEventMonitor {
     let promoted = WaitableCount()
     /// Changes of a host's health.
     let health = WaitableCount()
+    /// Keyed calls whose outcome was kept after their callers left.
+    let kept = WaitableCount()
     /// The path of every network call started.
     let startedPaths = NIOLockedValueBox<[String]>([])
 
@@ -72,6 +74,7 @@ final class Tally: RequestEventMonitor {
         case .succeeded, .failed, .cancelled: ended.add()
         case .promoted: promoted.add()
         case .hostHealthChanged: health.add()
+        case .outcomeKept: kept.add()
         }
     }
 }
