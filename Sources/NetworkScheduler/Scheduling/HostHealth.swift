@@ -31,18 +31,25 @@ public struct HostHealthPolicy: Sendable, Equatable {
     public var pauseAfterFailures: TimeInterval
     /// The longest pause, whatever `Retry-After` asks.
     public var maximumPause: TimeInterval
+    /// Whether each host's budget adapts to how it copes: it starts at the scheduler's
+    /// budget, halves on every 429, 503 or timeout, and grows back by one slot per budget's
+    /// worth of answers (additive increase, multiplicative decrease, as TCP's congestion
+    /// window), between 1 and the scheduler's budget. Off by default.
+    public var adaptsBudget: Bool
 
     /// A policy; every parameter has the default described on its property.
     public init(
         pausesOnRetryAfter: Bool = true,
         failuresBeforePause: Int? = nil,
         pauseAfterFailures: TimeInterval = 1,
-        maximumPause: TimeInterval = 60
+        maximumPause: TimeInterval = 60,
+        adaptsBudget: Bool = false
     ) {
         self.pausesOnRetryAfter = pausesOnRetryAfter
         self.failuresBeforePause = failuresBeforePause.map { max(1, $0) }
         self.pauseAfterFailures = max(0, pauseAfterFailures)
         self.maximumPause = max(0, maximumPause)
+        self.adaptsBudget = adaptsBudget
     }
 
     /// Pauses on `Retry-After` only, up to a minute.

@@ -391,6 +391,13 @@ public final class RequestScheduler: Sendable {
         return Self.health(availability, now: DispatchTime.now().uptimeNanoseconds)
     }
 
+    /// How many attempts the host of `url` may run at once now: ``hostBudget``, or fewer
+    /// while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
+    public func currentBudget(of url: URL) -> Int {
+        guard let name = PreparedRequest.hostKey(of: url) else { return hostBudget }
+        return state.withLock { machine in machine.hostIndices[name].map { machine.budgets(ofHost: $0).all } ?? hostBudget }
+    }
+
     private static func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
         switch availability {
         case .available: .available

@@ -19,6 +19,23 @@ extension SchedulerMachine {
         let availability: Availability
     }
 
+    /// The most attempts `host` may run now, and the most of them low-priority calls may:
+    /// the scheduler's, or fewer while its adaptive budget is lowered (keeping as many slots
+    /// for urgent calls, but at least one for any).
+    func budgets(ofHost host: Int) -> (all: Int, lowPriority: Int) {
+        guard healthPolicy.adaptsBudget else { return (budget, lowPriorityBudget) }
+        let all = max(1, min(budget, Int(hosts[host].window)))
+        return (all, max(1, all - (budget - lowPriorityBudget)))
+    }
+
+    /// An answer grows a host's adaptive budget by a slot per budget's worth of answers; a
+    /// 429, 503 or timeout halves it.
+    private mutating func adaptBudget(ofHost host: Int, isStrained: Bool) {
+        guard healthPolicy.adaptsBudget else { return }
+        let window = hosts[host].window
+        hosts[host].window = isStrained ? max(1, window / 2) : min(Double(budget), window + 1 / window)
+    }
+
     /// Whether one more waiting call may start on `host` now, as its health and rate limit
     /// allow (its budget aside). A host out of rate-limit tokens gets a timer for the next one.
     mutating func admitsAnother(onHost host: Int, now: UInt64, into actions: inout Actions) -> Bool {
@@ -67,6 +84,7 @@ extension SchedulerMachine {
         case .success(let payload):
             hosts[host].consecutiveFailures = 0
             let status = payload.response.statusCode
+            adaptBudget(ofHost: host, isStrained: status == 429 || status == 503)
             if healthPolicy.pausesOnRetryAfter, status == 429 || status == 503,
                let header = payload.response.value(forHTTPHeaderField: "Retry-After"),
                let seconds = RetryPolicy.retryAfter(header, now: date) {
@@ -76,6 +94,7 @@ extension SchedulerMachine {
                 if isProbe || hosts[host].availability == .probing(nil) { setAvailability(.available, of: host, into: &actions) }
             }
         case .failure(let error) where error.isConnectivityFailure || error == .timedOut:
+            if error == .timedOut { adaptBudget(ofHost: host, isStrained: true) }
             hosts[host].consecutiveFailures += 1
             guard let threshold = healthPolicy.failuresBeforePause,
                   isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {

@@ -6,7 +6,7 @@ extension SchedulerMachine {
     mutating func host(named name: String) -> Int {
         if let index = hostIndices[name] { return index }
         let rateLimit = URL(string: name)?.host.flatMap { rateLimits[$0.lowercased()] }
-        hosts.append(Host(name: name, rateLimit: rateLimit))
+        hosts.append(Host(name: name, rateLimit: rateLimit, window: Double(budget)))
         hostIndices[name] = hosts.count - 1
         return hosts.count - 1
     }
@@ -91,6 +91,7 @@ extension SchedulerMachine {
     /// short of the slots kept for more urgent ones. Nothing starts while offline, nor beyond
     /// what the host's health and rate limit admit.
     mutating func startWaiting(onHost host: Int, now: UInt64, into actions: inout Actions) {
+        let (budget, lowPriorityBudget) = budgets(ofHost: host)
         guard !isOffline, hosts[host].running < budget, hosts[host].waiting > 0 else { return }
         while hosts[host].running < budget, hosts[host].waiting > 0, admitsAnother(onHost: host, now: now, into: &actions) {
             let minimum: RequestPriority = hosts[host].lowPriorityRunning < lowPriorityBudget ? .background : .normal

@@ -133,6 +133,8 @@ extension SchedulerMachine {
                   "\(host.name) counts \(host.lowPriorityRunning) low-priority running, but \(lowPriorityRunning[index]) run")
             check(host.waiting == waiting[index], "\(host.name) counts \(host.waiting) waiting, but \(waiting[index]) wait")
             check(host.running <= budget, "\(host.name) runs \(host.running), over its budget of \(budget)")
+            check(host.window >= 1 && host.window <= Double(budget), "\(host.name)'s adaptive budget left 1...\(budget)")
+            let (hostBudget, hostLowBudget) = budgets(ofHost: index)
             check(host.lowPriorityRunning <= lowPriorityBudget, "\(host.name) runs too many low-priority calls")
             check(host.line.entryCount >= host.waiting, "\(host.name)'s line lost a waiting call")
             check(lineLimit.map { host.waiting <= $0 } ?? true, "\(host.name)'s line holds \(host.waiting), over its limit")
@@ -146,8 +148,8 @@ extension SchedulerMachine {
             case .available, .probing(.none): host.rateLimit == nil || timers[.host(index)] == nil
             case .paused, .probing(.some): false
             }
-            check(isOffline || !mayStart || host.waiting == 0 || host.running == budget
-                    || (host.lowPriorityRunning == lowPriorityBudget && !hasUrgentWaiter(onHost: index, among: allCalls)),
+            check(isOffline || !mayStart || host.waiting == 0 || host.running >= hostBudget
+                    || (host.lowPriorityRunning >= hostLowBudget && !hasUrgentWaiter(onHost: index, among: allCalls)),
                   "\(host.name) has a free slot and a call waiting that could take it")
         }
         return violations

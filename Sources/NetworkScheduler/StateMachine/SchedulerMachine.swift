@@ -262,6 +262,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         /// Pauses in a row for failures, which double the next one.
         var failurePauses = 0
         let rateLimit: RateLimit?
+        /// Its adaptive budget, fractional so that it grows by a slot per budget's worth of
+        /// answers (see ``HostHealthPolicy/adaptsBudget``).
+        var window: Double
         /// Rate-limit tokens left as of `refilledAt` (nil: the bucket is full).
         var tokens = 0.0
         var refilledAt: UInt64?

@@ -76,13 +76,15 @@ struct FuzzRun {
 
     /// Even seeds promote calls that wait too long (aging); odd ones keep strict order. One
     /// seed in three bounds each host's line to four calls; odd seeds rate-limit one host.
-    /// Every seed pauses hosts on `Retry-After` and after three failures in a row.
+    /// Every seed pauses hosts on `Retry-After` and after three failures in a row; one in five
+    /// adapts each host's budget.
     init(seed: UInt64) {
         random = SplitMix64(seed: seed)
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
                                maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:],
                                lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
-                               healthPolicy: HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4),
+                               healthPolicy: HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4,
+                                                              adaptsBudget: seed.isMultiple(of: 5)),
                                rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": RateLimit(requestsPerSecond: 4, burst: 2)])
     }
 
@@ -145,7 +147,7 @@ struct FuzzRun {
         driver.send(name, path, method: method, priority: priority, host: host,
                     shared: Int.random(in: 0..<10, using: &random) > 0,
                     submission: MachineDriver.submission(request, retryPolicy: policy, authenticator: authenticator, lane: lane),
-                    deadline: deadline, idempotencyKey: method == "POST" && Bool.random(using: &random) ? "key \(path)" : nil,
+                    deadline: deadline, idempotencyKey: method == "POST" && Int.random(in: 0..<4, using: &random) > 0 ? "key \(path)" : nil,
                     timeout: timeout)
         sent.append(name)
     }

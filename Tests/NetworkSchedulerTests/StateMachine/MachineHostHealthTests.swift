@@ -73,6 +73,26 @@ import Testing
         #expect(driver.violations.isEmpty)
     }
 
+    @Test func anAdaptiveBudgetHalvesOnStrainAndGrowsBackWithAnswers() {
+        var driver = MachineDriver(budget: 4, healthPolicy: HostHealthPolicy(pausesOnRetryAfter: false, adaptsBudget: true))
+        for index in 0..<8 { driver.send("c\(index)", "/\(index)") }
+        #expect(driver.started.count == 4)
+        driver.end("task 1", status: 503)
+        #expect(driver.machine.budgets(ofHost: 0).all == 2)
+        driver.end("task 2", error: .timedOut)
+        #expect(driver.machine.budgets(ofHost: 0).all == 1)
+        // Two still run, over the lowered budget: nothing starts until an answer comes.
+        #expect(driver.started.count == 4)
+        driver.end("task 3") // 1 + 1/1: two slots, one of them free
+        #expect(driver.started.count == 5)
+        driver.end("task 4") // 2 + 1/2
+        #expect(driver.started.count == 6)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+        for task in 5...8 { driver.end("task \(task)") }
+        #expect(driver.machine.budgets(ofHost: 0).all == 3) // 2.5, 2.9, 3.24, 3.55, 3.83
+        #expect(driver.violations.isEmpty)
+    }
+
     @Test func aRateLimitLetsABurstThroughThenOnePerInterval() {
         var driver = MachineDriver(budget: 6, rateLimits: ["api.test": RateLimit(requestsPerSecond: 2, burst: 3)])
         for index in 0..<6 { driver.send("c\(index)", "/\(index)") }
