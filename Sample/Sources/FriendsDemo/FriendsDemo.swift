@@ -45,13 +45,15 @@ struct FriendsDemo: AsyncParsableCommand {
 
         let metrics = MetricsCollector()
         let transport = URLSessionTransport()
+        let timeline = SlotTimeline(transport)
         // A budget of two calls per host, so that the queue (and its priorities) can be seen.
         let api = SocialAPI(baseURL: url, configuration: .init(
-            transport: transport,
+            transport: timeline,
             hostBudget: 2,
-            eventMonitors: [metrics]
+            eventMonitors: [metrics, timeline]
         ))
-        let scenario = Scenario(api: api, server: server, narrator: narrator, metrics: metrics, burst: requests)
+        let scenario = Scenario(api: api, server: server, narrator: narrator, metrics: metrics, timeline: timeline,
+                                burst: requests)
         do {
             try await scenario.run()
         } catch {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import NetworkScheduler
 import SocialApp
 import SocialServer
@@ -10,6 +13,8 @@ struct Scenario {
     let server: SocialServer?
     let narrator: Narrator
     let metrics: MetricsCollector
+    /// What ran in the host's slots, drawn for the steps that are better seen than read.
+    let timeline: SlotTimeline
     let burst: Int
 
     private var stats: ServerStats { ServerStats(api: api) }
@@ -20,6 +25,7 @@ struct Scenario {
         try await theUserLeavesAScreen()
         try await aBurstOfIdenticalCalls()
         try await aScreenHiddenAndShownAgain()
+        try await aHostPausedByA429()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while
@@ -127,6 +133,10 @@ struct Scenario {
         let budget = api.scheduler.hostBudget
         let usersBefore = server?.arrivals.count(.user) ?? 0
 
+        timeline.record { request in
+            guard let id = Self.userID(in: request) else { return nil }
+            return id <= 5 ? "A" : "B"
+        }
         let a = FriendsScreenModel(api: api)
         let b = FriendsScreenModel(api: api)
         a.loadProfiles(Array(1...5))
@@ -142,6 +152,8 @@ struct Scenario {
         let screens = try await stats.fetch().arrivals.dropFirst(before).filter { $0.route == .user }
             .compactMap { Int($0.target.split(separator: "/").last ?? "") }.map { $0 <= 5 ? "A" : "B" }
         narrator.say("   the server saw, in order: " + screens.joined(separator: " "))
+        narrator.say("   the host's \(budget) slots over time (A hidden, then shown again):")
+        for line in timeline.render(slots: budget) { narrator.say(line) }
         narrator.check(a.content.errors.isEmpty && b.content.errors.isEmpty && screens.count == 10, "both screens loaded everything")
         let whileHidden = screens.dropFirst(budget).prefix(budget)
         narrator.check(server == nil || whileHidden.allSatisfy { $0 == "B" },
@@ -149,5 +161,57 @@ struct Scenario {
         let lastA = screens.lastIndex(of: "A") ?? 0
         let lastB = screens.lastIndex(of: "B") ?? 0
         narrator.check(lastA < lastB, "shown again, A's remaining requests went ahead of B's")
+    }
+
+    /// 6: host health: a 429 with `Retry-After` pauses the whole host, not only the refused call.
+    private func aHostPausedByA429() async throws {
+        narrator.step(6, "The server answers the feed 429, Retry-After: 1 s, as a screen asks for six profiles")
+        guard let server else {
+            narrator.say("   (skipped: it needs the embedded server, to make it answer 429)")
+            return
+        }
+        server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 1, failFirst: 1)
+        server.faults[.user] = .latency(milliseconds: 150)
+        defer {
+            server.faults[.feed] = nil
+            server.faults[.user] = nil
+        }
+        timeline.record { request in
+            if request.url?.path == "/feed" { return "F" }
+            return Self.userID(in: request) == nil ? nil : "U"
+        }
+        let feed = Task { [api] in try? await api.client.value(for: .feed(page: 7)) }
+        // Bounded: the 429 comes back within a few milliseconds on loopback.
+        for _ in 0..<400 {
+            if case .paused = api.scheduler.health(of: api.client.baseURL) { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let screen = FriendsScreenModel(api: api)
+        screen.loadProfiles(Array(1...6))
+        await screen.settled()
+        let page = await feed.value
+
+        narrator.say("   F = the feed (refused, then retried), U = a profile; ‖ = the host paused:")
+        for line in timeline.render(slots: api.scheduler.hostBudget) { narrator.say(line) }
+        let tasks = timeline.tasks
+        let pause = timeline.pauses.first
+        // A millisecond of slack: the pause's end is read from a date, the tasks' from the uptime.
+        let duringPause = tasks.filter { task in
+            pause.map { task.start > $0.start && task.start + 1_000_000 < ($0.end ?? .max) } ?? false
+        }
+        narrator.check(pause?.end.map { $0 - pause!.start >= 900_000_000 } == true, "the host paused for the second the server asked")
+        narrator.check(duringPause.isEmpty, "no request of the host started while it was paused, not only the feed")
+        let afterPause = tasks.filter { task in pause?.end.map { task.start + 1_000_000 >= $0 } ?? false }
+        let probe = afterPause.first
+        narrator.check(probe != nil && afterPause.dropFirst().allSatisfy { $0.start >= (probe?.end ?? .max) },
+                       "one probe went first; the rest started once it was answered")
+        narrator.check(screen.content.errors.isEmpty && page != nil && api.scheduler.health(of: api.client.baseURL) == .available,
+                       "the profiles and the feed loaded, and the host is available again")
+    }
+
+    /// The user ID of a `GET /users/{id}`, if it is one.
+    private static func userID(in request: URLRequest) -> Int? {
+        guard let parts = request.url?.pathComponents, parts.count == 3, parts[1] == "users" else { return nil }
+        return Int(parts[2])
     }
 }
