@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import NetworkScheduler
 
 // Each benchmark runs the scheduler and its baseline in the same iteration, alternating which
 // goes first, and reports ratios and differences as custom metrics: absolute times on a shared
@@ -14,6 +15,7 @@ let benchmarks: @Sendable () -> Void = {
     registerPriorityUnderSaturation()
     registerQueuedMemory()
     registerGroupReranking()
+    registerRateLimiting()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -174,5 +176,32 @@ func registerGroupReranking() {
         benchmark.measurement(cancel, Int(result.cancelNanoseconds) / result.requests)
         benchmark.measurement(ratio, percent(Double(max(result.lowerNanoseconds, result.raiseNanoseconds))
             / Double(result.cancelNanoseconds)))
+    }
+}
+
+func registerRateLimiting() {
+    let unlimited = metric("no limit (ns/request)")
+    let limited = metric("limit that never binds (ns/request)")
+    let ratio = metric("limit that never binds ÷ no limit (%)")
+    let pace = metric("paced starts ÷ limit (%)")
+    let busiest = metric("most starts in one second (limit 500/s, burst 50)")
+    Benchmark("8. Rate limiter, 20,000 requests; 1,000 paced at 500/s",
+              configuration: configuration([unlimited, limited, ratio, pace, busiest], iterations: 5)) { benchmark in
+        let scenario = RateLimiting(requests: 20_000, pacedRequests: 1_000)
+        let bound = RateLimit(requestsPerSecond: 1e12, burst: Int.max / 2)
+        var (without, with) = (Cost(wallNanoseconds: 0, cpuNanoseconds: 0, count: 0), Cost(wallNanoseconds: 0, cpuNanoseconds: 0, count: 0))
+        if benchmark.currentIteration % 2 == 0 {
+            without = await scenario.cost(limit: nil)
+            with = await scenario.cost(limit: bound)
+        } else {
+            with = await scenario.cost(limit: bound)
+            without = await scenario.cost(limit: nil)
+        }
+        benchmark.measurement(unlimited, Int(Double(without.wallNanoseconds) / Double(without.count)))
+        benchmark.measurement(limited, Int(Double(with.wallNanoseconds) / Double(with.count)))
+        benchmark.measurement(ratio, percent(Double(with.wallNanoseconds) / Double(without.wallNanoseconds)))
+        let (perSecond, most) = await scenario.pacing()
+        benchmark.measurement(pace, percent(perSecond / RateLimiting.paced.requestsPerSecond))
+        benchmark.measurement(busiest, most)
     }
 }

@@ -38,8 +38,11 @@ extension SchedulerMachine {
         }
         if failed, lane.onFailure == .cancelTheRest {
             lanes[lane.name] = nil
-            let rest = queue.behind.flatMap { Array(calls[$0.slot].callers) }
-            actions.merge(cancel(rest, now: now))
+            // Not through `cancel`, an event of its own, which would fill hosts halfway
+            // through this one.
+            for caller in queue.behind.flatMap({ Array(calls[$0.slot].callers) }) {
+                if let handle = leave(caller, now: now, into: &actions) { actions.cancelled.append(handle) }
+            }
             return
         }
         guard !queue.behind.isEmpty else {

@@ -53,7 +53,8 @@ struct Harness: Sendable {
         authenticator: TokenAuthenticator? = nil,
         connectivity: (any ConnectivityMonitor)? = nil,
         maximumWait: [RequestPriority: TimeInterval] = [:],
-        reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) }
+        reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) },
+        configure: (inout RequestScheduler.Configuration) -> Void = { _ in }
     ) {
         transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)
         var configuration = RequestScheduler.Configuration(
@@ -62,6 +63,7 @@ struct Harness: Sendable {
             connectivityMonitor: connectivity
         )
         configuration.maximumWait = maximumWait
+        configure(&configuration)
         scheduler = RequestScheduler(configuration: configuration)
         // Attempts held on purpose must outlast the slowest test: deadline tests set their own.
         api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler, timeout: 600,
