@@ -94,10 +94,24 @@ final class Submission: Sendable {
     let originBoundHeaders: [String]
     /// Its resource's tags.
     let tags: Set<String>
+    /// Its lane and deadline, which few requests have: apart, so that the others do not
+    /// carry their 40 bytes (a submission is made per request).
+    private let steering: Steering?
+
+    private final class Steering: Sendable {
+        let lane: Lane?
+        let deadline: TimeInterval?
+
+        init(lane: Lane?, deadline: TimeInterval?) {
+            self.lane = lane
+            self.deadline = deadline
+        }
+    }
+
     /// The serial lane it runs in, if any.
-    let lane: Lane?
+    var lane: Lane? { steering?.lane }
     /// The most seconds from its send to its outcome, if it has a deadline.
-    let deadline: TimeInterval?
+    var deadline: TimeInterval? { steering?.deadline }
 
     init(
         _ source: Source,
@@ -121,8 +135,7 @@ final class Submission: Sendable {
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
         self.tags = tags
-        self.lane = lane
-        self.deadline = deadline
+        steering = lane == nil && deadline == nil ? nil : Steering(lane: lane, deadline: deadline)
     }
 
     /// The method and URL it is sent with, without building the whole request.

@@ -199,7 +199,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         case inLane
         /// A keyed call that ran on after its callers left: its outcome, kept under its key
         /// until this uptime for an identical request, which gets it instead of sending again.
-        case kept(Result<TransportResponse, ServiceError>, until: UInt64)
+        /// Boxed (`indirect`): an outcome is larger than any other state, and a call is made per
+        /// request.
+        indirect case kept(Result<TransportResponse, ServiceError>, until: UInt64)
     }
 
     struct Running {
