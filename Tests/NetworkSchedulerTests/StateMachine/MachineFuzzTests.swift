@@ -41,6 +41,9 @@ extension HeavyTests {
             let unended = run.sent.filter { counts[$0] != 1 }
             if !unended.isEmpty { problems.append("callers without exactly one outcome: \(unended.prefix(5))") }
         if seed.isMultiple(of: 2), run.driver.promotions.isEmpty { problems.append("no call was ever promoted") }
+        // Every situation must have come up in a run of CI's length; the tenth of it that runs
+        // under the thread sanitizer need not meet the rarest.
+        guard stepsPerSeed >= 10_000 else { return problems }
         let errors = run.driver.outcomes.compactMap(\.result.failure)
         if !errors.contains(.deadlineExceeded) { problems.append("no caller ever passed its deadline") }
         if run.driver.kept.isEmpty { problems.append("no keyed call ran on after its callers left") }
