@@ -12,6 +12,9 @@ import Testing
     final class HostStory: RequestEventMonitor {
         let lines = NIOLockedValueBox<[String]>([])
         let starts = NIOLockedValueBox<[UInt64]>([])
+        /// When each profile started, and when each pause was to end, by the wall clock.
+        let profileStarts = NIOLockedValueBox<[Date]>([])
+        let pauseEnds = NIOLockedValueBox<[Date]>([])
         let changes = WaitableCount()
 
         func record(_ event: RequestEvent) {
@@ -23,11 +26,13 @@ import Testing
                 case .probing: "probing"
                 }
                 lines.withLockedValue { $0.append(name) }
+                if case .paused(let until) = health { pauseEnds.withLockedValue { $0.append(until) } }
                 changes.add()
             case .started(let request, _):
                 let now = DispatchTime.now().uptimeNanoseconds
                 starts.withLockedValue { $0.append(now) }
                 lines.withLockedValue { $0.append("started \(request.url?.path ?? "")") }
+                if request.url?.path.hasPrefix("/users/") == true { profileStarts.withLockedValue { $0.append(Date()) } }
             default:
                 break
             }
@@ -56,9 +61,16 @@ import Testing
             #expect(await ledger.ended.wait(for: 2) == 2)
             #expect(ledger.results.allSatisfy { (try? $0.get()) != nil })
 
+            // Events are told after the scheduler's lock is released, so a start and a change of
+            // health decided in one event may be told in either order: compare times instead.
             let lines = story.lines.withLockedValue { $0 }.filter { !$0.hasPrefix("started /login") }
-            #expect(Array(lines.prefix(5)) == ["started /feed", "paused", "probing", "started /users/1", "available"])
-            #expect(lines.last == "started /users/2")
+            #expect(Array(lines.prefix(2)) == ["started /feed", "paused"])
+            #expect(lines.contains("probing") && lines.last(where: { !$0.hasPrefix("started") }) == "available")
+            let pauseEnd = story.pauseEnds.withLockedValue { $0 }
+            let profileStarts = story.profileStarts.withLockedValue { $0 }
+            #expect(pauseEnd.count == 1 && profileStarts.count == 2)
+            // Ten milliseconds of slack: the pause's end is a date made from the uptime.
+            #expect(pauseEnd.first.map { end in profileStarts.allSatisfy { $0 >= end.addingTimeInterval(-0.01) } } == true)
             #expect(fixture.api.scheduler.health(of: fixture.server.baseURL) == .available)
         }
     }
@@ -73,12 +85,15 @@ import Testing
             }
             #expect(await ledger.ended.wait(for: 6) == 6)
             #expect(fixture.server.arrivals.count(.user) == 6)
-            // After a burst of two, one token every 50 ms: the sixth starts 200 ms after the first at the earliest.
+            // After a burst of two, one token every 50 ms: the sixth starts 200 ms after the first at the
+            // earliest. Each start is stamped when its operation runs, after the scheduler's decision:
+            // the first may be stamped late under load, so 25 ms of slack (without a limit, all six
+            // start within a few milliseconds).
             let starts = story.starts.withLockedValue { $0 }
             #expect(starts.count == 6)
             for (index, start) in starts.enumerated() where index >= limit.burst {
                 let earliest = Double(index - limit.burst + 1) / limit.requestsPerSecond
-                #expect(Double(start - starts[0]) / 1_000_000_000 >= earliest - 0.005, "start \(index)")
+                #expect(Double(start - starts[0]) / 1_000_000_000 >= earliest - 0.025, "start \(index)")
             }
         }
     }
