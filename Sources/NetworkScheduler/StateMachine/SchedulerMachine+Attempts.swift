@@ -197,8 +197,7 @@ extension SchedulerMachine {
         let call = retire(callID, failed: (statusCode ?? 600) >= 400, now: now, into: &actions)
         let sharedDecodes = call.callers.count > 1 && statusCode != nil ? SharedDecodes() : nil
         for id in call.callers {
-            let caller = callers.remove(id.slot)
-            if caller.hasDeadline { timers[.caller(id)] = nil }
+            let caller = removeCaller(id)
             guard case .attached(_, let since) = caller.stage else { continue }
             let metrics = ResponseMetrics(
                 statusCode: statusCode,

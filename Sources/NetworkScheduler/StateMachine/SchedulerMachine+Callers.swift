@@ -86,8 +86,7 @@ extension SchedulerMachine {
         var actions = Actions()
         if let key, let callID = registered(key, lane: submission.lane?.name) {
             if case .kept(let outcome, _) = calls[callID.slot].attempt {
-                callers.remove(id.slot)
-                if caller.hasDeadline { timers[.caller(id)] = nil }
+                removeCaller(id)
                 let metrics = ResponseMetrics(statusCode: try? outcome.get().response.statusCode, wasShared: true)
                 actions.deliveries.append((caller.handle, CallResult(outcome: outcome, metrics: metrics,
                                                                      idempotencyKey: calls[callID.slot].idempotencyKey)))
@@ -130,8 +129,7 @@ extension SchedulerMachine {
             var actions = Actions()
             stopLending(from: id, now: now, into: &actions)
             fillHosts(now: now, into: &actions)
-            callers.remove(id.slot)
-            if caller.hasDeadline { timers[.caller(id)] = nil }
+            removeCaller(id)
             return (caller.handle, actions)
         case .attached:
             return (nil, Actions())
@@ -155,8 +153,7 @@ extension SchedulerMachine {
     mutating func leave(_ id: CallerID, now: UInt64, into actions: inout Actions) -> CallerHandle? {
         guard let caller = callers.lookup(id.slot) else { return nil }
         if !caller.dependencies.isEmpty { stopLending(from: id, now: now, into: &actions) }
-        callers.remove(id.slot)
-        if caller.hasDeadline { timers[.caller(id)] = nil }
+        removeCaller(id)
         guard case .attached(let callID, _) = caller.stage else { return caller.handle }
         if calls[callID.slot].callers.count == 1, calls[callID.slot].runsOnWithoutCallers {
             orphan(callID, leaving: caller)
@@ -211,6 +208,14 @@ extension SchedulerMachine {
     }
 
     // MARK: - Helpers
+
+    /// Removes a caller, and its deadline's timer if it has one.
+    @discardableResult
+    mutating func removeCaller(_ id: CallerID) -> Caller {
+        let caller = callers.remove(id.slot)
+        if caller.hasDeadline { timers[.caller(id)] = nil }
+        return caller
+    }
 
     /// Keeps a keyed call on the wire after its last caller left: a POST the server may already
     /// be processing is not cut off halfway; it stays registered, so that an identical request
