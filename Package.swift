@@ -6,10 +6,12 @@ let package = Package(
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "NetworkScheduler", targets: ["NetworkScheduler"]),
+        .library(name: "NetworkSchedulerTesting", targets: ["NetworkSchedulerTesting"]),
     ],
     targets: [
         .target(name: "NetworkScheduler"),
-        .testTarget(name: "NetworkSchedulerTests", dependencies: ["NetworkScheduler"]),
+        .target(name: "NetworkSchedulerTesting", dependencies: ["NetworkScheduler"]),
+        .testTarget(name: "NetworkSchedulerTests", dependencies: ["NetworkScheduler", "NetworkSchedulerTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

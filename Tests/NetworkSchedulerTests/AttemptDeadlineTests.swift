@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// The scheduler never relies on the transport to call back: an attempt that outlives its
 /// timeout ends as `.timedOut`, its task is cancelled and its budget slot freed.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// Completion handlers run on the configured queue, in the order their callers ended, and
 /// callers that end while others wait for the queue share their hop to it.

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct DataTaskOperationTests {
     private let request = URLRequest(url: URL(string: "https://api.test/users/1")!)

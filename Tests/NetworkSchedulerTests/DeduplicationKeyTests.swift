@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// Requests of different users, or asking for different answers, never share a call; only
 /// headers that never change the answer (tracing, request IDs, User-Agent) are left out.

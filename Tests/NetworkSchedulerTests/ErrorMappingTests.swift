@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct ErrorMappingTests {
     @Test(arguments: [
@@ -221,14 +222,14 @@ import Testing
         #expect(ServiceError.server(ServerErrorResponse(statusCode: 500)).localizedDescription.contains("500"))
     }
 
-    private func failure<Model>(for reply: StubReply, resource: Resource<Model>) async -> ServiceError? {
+    private func failure<Model>(for reply: StubResponse, resource: Resource<Model>) async -> ServiceError? {
         let harness = Harness { _ in reply }
         let outcomes = Outcomes<Model>()
         harness.api.send(resource, completion: outcomes.completion("only"))
         return await outcomes.wait(for: 1)["only"]?.failure
     }
 
-    private func failure(for reply: StubReply) async -> ServiceError? {
+    private func failure(for reply: StubResponse) async -> ServiceError? {
         await failure(for: reply, resource: Resource<User>(path: "users/1"))
     }
 

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 extension HeavyTests {
     /// Every caller ends exactly once, whatever the interleaving of completions, failures, retries,

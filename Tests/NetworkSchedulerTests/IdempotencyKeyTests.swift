@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct IdempotencyKeyTests {
     private func key(_ arrival: StubTransport.Arrival?) -> String? {

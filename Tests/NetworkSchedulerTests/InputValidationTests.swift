@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// What a caller, a token provider or a client's defaults give is checked where it enters:
 /// nothing that could add a header line, rewrite the request line, leave the base path or

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct MetricsCollectorTests {
     @Test func countsRequestsNetworkCallsAndDedupHits() async {

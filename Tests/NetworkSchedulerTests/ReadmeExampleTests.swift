@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 import NetworkScheduler
+import NetworkSchedulerTesting
 
 // The README's quick example, kept here so that it always compiles and runs. Only the
 // scheduler's transport differs: a stub instead of the network.

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct RequestBuildingTests {
     private let scheduler = RequestScheduler(configuration: .init(transport: StubTransport()))

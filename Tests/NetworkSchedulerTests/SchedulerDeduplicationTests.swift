@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct SchedulerDeduplicationTests {
     @Test func joiningCallerGetsSharedResultWithoutSecondNetworkCall() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// With a budget of one, a held "blocker" saturates the host; the requests queued behind it
 /// start one by one as each is answered, and the stub records the order.

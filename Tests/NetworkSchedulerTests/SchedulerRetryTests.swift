@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct SchedulerRetryTests {
     /// Retries at once, so that tests do not wait for backoff.
@@ -15,8 +16,8 @@ import Testing
         (error as? ServiceError)?.serverResponse?.statusCode
     }
 
-    static func failing(first failures: Int, with reply: StubReply = .json(#"{"message": "busy"}"#, status: 503))
-        -> @Sendable (URLRequest) -> StubReply {
+    static func failing(first failures: Int, with reply: StubResponse = .json(#"{"message": "busy"}"#, status: 503))
+        -> @Sendable (URLRequest) -> StubResponse {
         let attempts = Counter()
         return { _ in attempts.next() <= failures ? reply : .json(userJSON) }
     }

@@ -4,10 +4,11 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct TokenRefreshTests {
     /// A server that accepts only `Bearer fresh`.
-    static func acceptingOnlyFresh(_ request: URLRequest) -> StubReply {
+    static func acceptingOnlyFresh(_ request: URLRequest) -> StubResponse {
         request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
             ? .json(userJSON) : .json(#"{"message": "token expired"}"#, status: 401)
     }

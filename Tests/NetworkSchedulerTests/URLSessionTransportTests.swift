@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// The default transport, through the real URLSession stack with a URLProtocol stub.
 @Suite struct URLSessionTransportTests {

@@ -14,8 +14,8 @@ extension RequestScheduler {
         with outcome: Result<TransportResponse, ServiceError>,
         timing: DataTaskOperation.Timing
     ) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let date = Date()
+        let now = clock.uptimeNanoseconds
+        let date = clock.now
         feed { $0.attemptEnded(attempt, with: outcome, timing: timing, now: now, date: date) }
     }
 
@@ -45,7 +45,7 @@ extension RequestScheduler {
     }
 
     private func tokenRefreshed(_ call: CallID, rebuilt: Result<PreparedRequest, ServiceError>) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         feed { $0.tokenRefreshed(call, rebuilt: rebuilt, now: now) }
     }
 

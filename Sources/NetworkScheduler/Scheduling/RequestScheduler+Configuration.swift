@@ -87,6 +87,11 @@ extension RequestScheduler {
         /// ``ServiceError/responseTooLarge(limit:)``.
         public var maximumResponseSize: Int = Configuration.defaultMaximumResponseSize
 
+        /// Where the scheduler reads the time and sets its timer (deadlines, backoffs, pauses,
+        /// rate limits, kept outcomes): ``SystemClock`` unless a test gives a virtual one.
+        /// Response metrics are timed by the system clock whatever this is.
+        public var clock: any SchedulerClock = .system
+
         /// 50 MB: more than any JSON answer, less than a gzip bomb.
         public static let defaultMaximumResponseSize = 50 * 1_024 * 1_024
 

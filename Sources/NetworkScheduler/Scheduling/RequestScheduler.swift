@@ -35,8 +35,10 @@ public final class RequestScheduler: Sendable {
     let state: Locked<Machine>
     /// Runs the attempts' operations, and nothing else: the machine decides when each starts.
     let attempts = OperationQueue()
-    /// Fires when the machine asks (an attempt's deadline, the end of a backoff).
-    private let timer = MachineTimer()
+    /// Tells the time, and fires the timer when the machine asks (an attempt's deadline, the
+    /// end of a backoff).
+    let clock: any SchedulerClock
+    private let timer: any SchedulerTimer
     /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``.
     let callbacks: CallbackQueue
     /// Shared by every scheduler, so that an ID names one caller in the whole process: a group
@@ -46,6 +48,8 @@ public final class RequestScheduler: Sendable {
     /// A scheduler with the given configuration.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        clock = configuration.clock
+        timer = clock.makeTimer()
         callbacks = CallbackQueue(configuration.callbackQueue)
         headersIgnoredByDeduplication = HeaderNames(configuration.headersIgnoredByDeduplication)
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
@@ -74,7 +78,7 @@ public final class RequestScheduler: Sendable {
     }
 
     private func setConnected(_ isConnected: Bool) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         feed { $0.connectivityChanged(isConnected: isConnected, now: now) }
     }
 
@@ -191,7 +195,7 @@ public final class RequestScheduler: Sendable {
         if dependencies.isEmpty {
             submit(handle, listingIn: group)
         } else {
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.uptimeNanoseconds
             feed { machine in
                 // Listed as it enters the machine (see `RequestGroup.insert`); those of its
                 // dependencies still here inherit its priority while it waits for them.
@@ -212,7 +216,7 @@ public final class RequestScheduler: Sendable {
     private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestHandle.ID, _ outcome: RequestOutcome) {
         switch outcome {
         case .succeeded:
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.uptimeNanoseconds
             let isReady = feed { machine in
                 handle.callerID.map { machine.dependencySucceeded($0, now: now) } ?? (false, Machine.Actions())
             }
@@ -240,7 +244,7 @@ public final class RequestScheduler: Sendable {
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication)
         let newIdempotencyKey = handle.submission.sendsIdempotencyKey && request.header("idempotency-key") == nil
             ? UUID().uuidString : nil
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         let attachment = feed { machine in
             if let id = handle.callerID {
                 return machine.attach(id, request: request, submission: handle.submission, key: key,
@@ -318,9 +322,9 @@ public final class RequestScheduler: Sendable {
             record(.outcomeKept(request.urlRequest, outcome.map(\.response.statusCode)))
         }
         if actions.healthChanges.count > 0 {
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.uptimeNanoseconds
             for change in actions.healthChanges {
-                record(.hostHealthChanged(host: change.host, Self.health(change.availability, now: now)))
+                record(.hostHealthChanged(host: change.host, health(change.availability, now: now)))
             }
         }
     }
@@ -333,7 +337,7 @@ public final class RequestScheduler: Sendable {
         if !configuration.eventMonitors.isEmpty {
             onStart = { [self, waitingSince = start.waitingSince] urlRequest, _ in
                 // Since the call entered its waiting line, not since this operation was made.
-                let now = DispatchTime.now().uptimeNanoseconds
+                let now = clock.uptimeNanoseconds
                 record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: now)))
             }
         }
@@ -354,7 +358,7 @@ public final class RequestScheduler: Sendable {
     /// Ends callers with `.cancelled`, in one pass under the lock; each call goes on while
     /// other callers want it.
     func cancel(_ handles: [RequestHandle]) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID), now: now) }
     }
 
@@ -362,7 +366,7 @@ public final class RequestScheduler: Sendable {
     /// ``ServiceError/cancelled`` (those waiting for dependencies too), and running calls have
     /// their tasks cancelled. For a logout. Requests sent afterwards run as usual.
     public func cancelAll() {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         feed { machine in machine.cancel(machine.callerIDs, now: now) }
     }
 
@@ -388,7 +392,7 @@ public final class RequestScheduler: Sendable {
         let availability = state.withLock { machine in
             machine.hostIndices[name].map { machine.hosts[$0].availability } ?? .available
         }
-        return Self.health(availability, now: DispatchTime.now().uptimeNanoseconds)
+        return health(availability, now: clock.uptimeNanoseconds)
     }
 
     /// How many attempts the host of `url` may run at once now: ``hostBudget``, or fewer
@@ -398,23 +402,23 @@ public final class RequestScheduler: Sendable {
         return state.withLock { machine in machine.hostIndices[name].map { machine.budgets(ofHost: $0).all } ?? hostBudget }
     }
 
-    private static func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
+    private func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
         switch availability {
         case .available: .available
-        case .paused(let until): .paused(until: Date(timeIntervalSinceNow: (Double(until) - Double(now)) / 1_000_000_000))
+        case .paused(let until): .paused(until: clock.now.addingTimeInterval((Double(until) - Double(now)) / 1_000_000_000))
         case .probing: .probing
         }
     }
 
     /// Suspends or resumes callers, in one pass under the lock.
     func setSuspended(_ isSuspended: Bool, of handles: [RequestHandle]) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         feed { machine in machine.setSuspended(isSuspended, of: handles.lazy.compactMap(\.callerID), now: now) }
     }
 
     /// Gives callers a new priority, in one pass under the lock.
     func setPriority(_ priority: RequestPriority, of handles: [RequestHandle]) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         feed { machine in
             for handle in handles { handle.adopt(priority) }
             return machine.setPriority(priority, of: handles.lazy.compactMap(\.callerID), now: now)
@@ -423,7 +427,7 @@ public final class RequestScheduler: Sendable {
 
     /// Ends a caller that is not attached to a call with `error`.
     private func fail(_ handle: RequestHandle, with error: ServiceError) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         let isHere: Bool = feed { machine in
             guard let id = handle.callerID else { return (true, Machine.Actions()) }
             let (removed, actions) = machine.remove(id, now: now)
@@ -433,8 +437,8 @@ public final class RequestScheduler: Sendable {
     }
 
     private func timerFired() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let date = Date()
+        let now = clock.uptimeNanoseconds
+        let date = clock.now
         feed { $0.timerFired(now: now, date: date) }
     }
 

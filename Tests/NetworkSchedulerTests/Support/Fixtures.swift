@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 struct User: Codable, Sendable, Equatable {
     let id: Int
@@ -53,7 +54,7 @@ struct Harness: Sendable {
         authenticator: TokenAuthenticator? = nil,
         connectivity: (any ConnectivityMonitor)? = nil,
         maximumWait: [RequestPriority: TimeInterval] = [:],
-        reply: @escaping @Sendable (URLRequest) -> StubReply = { _ in .json(userJSON) },
+        reply: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .json(userJSON) },
         configure: (inout RequestScheduler.Configuration) -> Void = { _ in }
     ) {
         transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)

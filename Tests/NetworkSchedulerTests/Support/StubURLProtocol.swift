@@ -3,11 +3,12 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// Answers requests inside URLSession, with no sockets. Each test registers its handler under a
 /// host of its own, because tests run in parallel.
 final class StubURLProtocol: URLProtocol {
-    typealias Handler = @Sendable (URLRequest, Data?) -> StubReply
+    typealias Handler = @Sendable (URLRequest, Data?) -> StubResponse
 
     private static let handlers = Locked<[String: Handler]>([:])
 
@@ -45,7 +46,7 @@ final class StubURLProtocol: URLProtocol {
             client?.urlProtocolDidFinishLoading(self)
         case .fail(let error):
             client?.urlProtocol(self, didFailWithError: error)
-        case .hold, .never:
+        case .hold, .never, .delayed:
             break // answered by cancellation: URLSession calls stopLoading
         }
     }

@@ -1,13 +1,14 @@
 import Dispatch
 import Foundation
-@testable import NetworkScheduler
 
-/// Values that arrive from other threads, with bounded waits for them: the tests' only way to
-/// wait for an event. A wait that times out returns what arrived, so the test's expectation
-/// fails instead of hanging. The bound only catches a test that would hang: it is generous,
-/// because a machine with two cores, running every suite at once under the thread sanitizer,
-/// can leave a test without a thread for seconds.
-final class EventLog<Element: Sendable>: Sendable {
+/// Values that arrive from other threads, with bounded waits for them: a test's way to wait
+/// for an event without sleeping. A wait that times out returns what arrived, so the test's
+/// expectation fails instead of hanging.
+///
+/// ```swift
+/// let arrivals = transport.arrivals.wait(for: 2)   // the first two requests on the wire
+/// ```
+public final class EventLog<Element: Sendable>: Sendable {
     private struct Waiter {
         let id: Int
         let count: Int
@@ -20,14 +21,18 @@ final class EventLog<Element: Sendable>: Sendable {
         var lastWaiterID = 0
     }
 
-    private let state = Locked(State())
+    private let state = Protected(State())
 
-    init() {}
+    /// An empty log.
+    public init() {}
 
-    var elements: [Element] { state.withLock { $0.elements } }
-    var count: Int { state.withLock { $0.elements.count } }
+    /// Everything that arrived, in order.
+    public var elements: [Element] { state.withLock { $0.elements } }
+    /// How many elements arrived.
+    public var count: Int { state.withLock { $0.elements.count } }
 
-    func append(_ element: Element) {
+    /// Adds an element, and wakes the waits it completes.
+    public func append(_ element: Element) {
         let ready: [(CheckedContinuation<[Element], Never>, [Element])] = state.withLock { state in
             state.elements.append(element)
             let count = state.elements.count
@@ -38,9 +43,12 @@ final class EventLog<Element: Sendable>: Sendable {
         for (continuation, elements) in ready { continuation.resume(returning: elements) }
     }
 
-    /// Waits until at least `count` elements have arrived, or `timeout` seconds have passed.
+    /// Waits until at least `count` elements have arrived, or `timeout` seconds have passed;
+    /// returns what arrived. The bound only catches a test that would hang: keep it generous,
+    /// since a busy machine running suites in parallel under the thread sanitizer can leave a
+    /// test without a thread for seconds.
     @discardableResult
-    func wait(for count: Int, timeout: TimeInterval = 60) async -> [Element] {
+    public func wait(for count: Int, timeout: TimeInterval = 60) async -> [Element] {
         await withCheckedContinuation { continuation in
             let waiterID: Int? = state.withLock { state in
                 guard state.elements.count < count else { return nil }
@@ -64,9 +72,9 @@ final class EventLog<Element: Sendable>: Sendable {
 
     /// ``wait(for:timeout:)`` for a thread that is not in a task: blocks it meanwhile.
     @discardableResult
-    func waitBlocking(for count: Int, timeout: TimeInterval) -> [Element] {
+    public func waitBlocking(for count: Int, timeout: TimeInterval) -> [Element] {
         let done = DispatchSemaphore(value: 0)
-        let result = Locked<[Element]>([])
+        let result = Protected<[Element]>([])
         Task {
             let elements = await wait(for: count, timeout: timeout)
             result.withLock { $0 = elements }

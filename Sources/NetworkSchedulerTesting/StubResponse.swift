@@ -1,0 +1,88 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a ``StubTransport`` does with one request: answer, fail, wait, or never call back.
+///
+/// ```swift
+/// let transport = StubTransport(script: [
+///     "POST /v1/posts": [.lostConnection, .json(#"{"id": 7}"#, status: 201)],
+///     "GET /v1/feed": [.tooManyRequests(retryAfter: 1), .json("[]")],
+/// ])
+/// ```
+public enum StubResponse: Sendable {
+    /// Answers with this status, body and headers.
+    case respond(status: Int = 200, body: Data = Data(), headers: [String: String] = [:])
+    /// Fails with a transport error, as a dropped or refused connection does.
+    case fail(URLError)
+    /// Holds the request until the test releases it (``StubTransport/release(path:with:)``):
+    /// a gate. Cancelling the task ends it with `URLError.cancelled`.
+    case hold
+    /// Never calls back, not even when its task is cancelled: a transport stuck for good.
+    case never
+    /// Waits this many seconds of the transport's clock, then does what the second one says.
+    indirect case delayed(TimeInterval, StubResponse)
+
+    /// A JSON body (`Content-Type: application/json`).
+    public static func json(_ text: String, status: Int = 200) -> StubResponse {
+        .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "application/json"])
+    }
+
+    /// A plain-text body.
+    public static func text(_ text: String, status: Int = 200) -> StubResponse {
+        .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "text/plain; charset=utf-8"])
+    }
+
+    /// A status with an empty body: `.status(204)`, `.status(503)`.
+    public static func status(_ status: Int, headers: [String: String] = [:]) -> StubResponse {
+        .respond(status: status, headers: headers)
+    }
+
+    /// A 5xx with the server's JSON message, as a well-behaved API reports a failure.
+    public static func serverError(_ status: Int = 500, message: String = "Internal error") -> StubResponse {
+        .json(#"{"message": "\#(message)"}"#, status: status)
+    }
+
+    /// A 429 asking the client to wait `seconds` (`Retry-After`).
+    public static func tooManyRequests(retryAfter seconds: Int) -> StubResponse {
+        .respond(status: 429, headers: ["Retry-After": String(seconds)])
+    }
+
+    /// A 503 asking the client to wait `seconds` (`Retry-After`).
+    public static func unavailable(retryAfter seconds: Int) -> StubResponse {
+        .respond(status: 503, headers: ["Retry-After": String(seconds)])
+    }
+
+    /// A 200 whose JSON is cut short: the client must report an undecodable body.
+    public static var malformedJSON: StubResponse { .json(#"{"id": 1, "name": "#) }
+
+    /// An HTML error page, as a proxy or a misconfigured server answers.
+    public static func htmlErrorPage(status: Int = 502) -> StubResponse {
+        .respond(status: status, body: Data("<html><body><h1>\(status) Bad Gateway</h1></body></html>".utf8),
+                 headers: ["Content-Type": "text/html"])
+    }
+
+    /// The connection was lost mid-request (`URLError.networkConnectionLost`).
+    public static var lostConnection: StubResponse { .fail(URLError(.networkConnectionLost)) }
+
+    /// The server reset the connection: URLSession reports it as a lost connection whose
+    /// underlying error is `ECONNRESET`.
+    public static var connectionReset: StubResponse {
+        .fail(URLError(.networkConnectionLost, userInfo: [NSUnderlyingErrorKey: POSIXError(.ECONNRESET)]))
+    }
+
+    /// Nothing listens on the host's port (`URLError.cannotConnectToHost`).
+    public static var refused: StubResponse { .fail(URLError(.cannotConnectToHost)) }
+
+    /// The device is offline (`URLError.notConnectedToInternet`).
+    public static var offline: StubResponse { .fail(URLError(.notConnectedToInternet)) }
+
+    var isNever: Bool {
+        switch self {
+        case .never: true
+        case .delayed(_, let then): then.isNever
+        default: false
+        }
+    }
+}

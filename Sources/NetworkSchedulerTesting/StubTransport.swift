@@ -1,0 +1,231 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+
+/// A transport with no sockets, for tests: it records every request that reaches "the
+/// network", answers as the test scripts, and can hold requests until released.
+///
+/// ```swift
+/// let transport = StubTransport(script: [
+///     "POST /v1/login": [.json(#"{"token": "abc"}"#)],
+///     "GET /v1/users/42/friends": [.hold],
+/// ])
+/// let scheduler = RequestScheduler { $0.transport = transport }
+/// …
+/// await transport.arrivals.wait(for: 2)
+/// transport.release(path: "/v1/users/42/friends", with: .json("[]"))
+/// #expect(transport.count("POST /v1/login") == 1)
+/// ```
+public final class StubTransport: HTTPTransport {
+    /// One request that reached the network.
+    public struct Arrival: Sendable {
+        /// The request as the transport got it, headers and body included.
+        public let request: URLRequest
+        /// Its URL's path.
+        public var path: String { request.url?.path ?? "" }
+        /// `METHOD /path`, the form routes are written in.
+        public var route: String { "\(request.httpMethod ?? "GET") \(path)" }
+    }
+
+    private struct Held {
+        let task: StubTask
+        let request: URLRequest
+    }
+
+    private struct State {
+        var held: [Held] = []
+        var inFlight = 0
+        var maxInFlight = 0
+        /// What each scripted route answers next; the last answer repeats.
+        var script: [String: [StubResponse]]
+    }
+
+    /// The most requests the transport runs at once to one host: the scheduler's budget.
+    public let maximumConnectionsPerHost: Int
+    /// Every request that reached the network, in the order they started.
+    public let arrivals = EventLog<Arrival>()
+    /// Every task the scheduler cancelled while it was on the wire.
+    public let cancellations = EventLog<URLRequest>()
+    /// The priority each task started with, then each change it was told, by path.
+    public let priorities = EventLog<(path: String, priority: RequestPriority)>()
+    private let clock: any SchedulerClock
+    private let otherwise: @Sendable (URLRequest) -> StubResponse
+    private let state: Protected<State>
+
+    /// A transport that answers every request with what `reply` returns for it.
+    ///
+    /// - Parameters:
+    ///   - maximumConnectionsPerHost: the scheduler's budget per host.
+    ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on: give the scheduler's
+    ///     virtual clock to make latency virtual too.
+    public convenience init(
+        maximumConnectionsPerHost: Int = 6,
+        clock: any SchedulerClock = .system,
+        reply: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .json("{}") }
+    ) {
+        self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, clock: clock, script: [:], otherwise: reply)
+    }
+
+    /// A transport that answers by route, `"METHOD /path"`: each request on a route takes the
+    /// next response of its list, and the last one repeats. Other requests get what
+    /// `otherwise` returns (a 404 unless you say).
+    public init(
+        maximumConnectionsPerHost: Int = 6,
+        clock: any SchedulerClock = .system,
+        script: [String: [StubResponse]],
+        otherwise: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .status(404) }
+    ) {
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.clock = clock
+        self.otherwise = otherwise
+        state = Protected(State(script: script.filter { !$0.value.isEmpty }))
+    }
+
+    /// The most requests that were on the wire at once.
+    public var maxInFlight: Int { state.withLock { $0.maxInFlight } }
+    /// How many requests are held now.
+    public var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// How many requests reached the network on `route` (`"POST /v1/posts"`).
+    public func count(_ route: String) -> Int {
+        arrivals.elements.lazy.filter { $0.route == route }.count
+    }
+
+    /// Starts a stub task for `request`, answering as scripted.
+    public func startTask(
+        for request: URLRequest,
+        policy: TransportPolicy,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask {
+        let response = response(to: request)
+        priorities.append((request.url?.path ?? "", policy.priority))
+        let task = StubTask(request: request, transport: self, answersCancellation: !response.isNever, completion: completion)
+        state.withLock { state in
+            state.inFlight += 1
+            state.maxInFlight = max(state.maxInFlight, state.inFlight)
+        }
+        if case .hold = response {
+            state.withLock { $0.held.append(Held(task: task, request: request)) }
+        }
+        // Announced once held, so that a test that releases what arrived always finds it.
+        arrivals.append(Arrival(request: request))
+        if case .hold = response { return task }
+        answer(task, with: response)
+        return task
+    }
+
+    /// Answers the oldest held request (or the oldest whose path is `path`) with `response`, on
+    /// the calling thread: requests released one after another end in that order. Returns
+    /// whether there was one.
+    @discardableResult
+    public func release(path: String? = nil, with response: StubResponse = .json("{}")) -> Bool {
+        let held: Held? = state.withLock { state in
+            guard let index = state.held.firstIndex(where: { path == nil || $0.request.url?.path == path }) else { return nil }
+            return state.held.remove(at: index)
+        }
+        guard let held else { return false }
+        if case .hold = response {
+            state.withLock { $0.held.append(held) }
+        } else {
+            answer(held.task, with: response, onThisThread: true)
+        }
+        return true
+    }
+
+    private func response(to request: URLRequest) -> StubResponse {
+        let route = "\(request.httpMethod ?? "GET") \(request.url?.path ?? "")"
+        let scripted: StubResponse? = state.withLock { state in
+            guard var responses = state.script[route] else { return nil }
+            let next = responses.count > 1 ? responses.removeFirst() : responses[0]
+            state.script[route] = responses
+            return next
+        }
+        return scripted ?? otherwise(request)
+    }
+
+    /// Does what `response` says with a task already started (held ones are listed already):
+    /// on another thread, as a transport calls back, unless told otherwise.
+    private func answer(_ task: StubTask, with response: StubResponse, onThisThread: Bool = false) {
+        let finish: @Sendable (Result<TransportResponse, any Error>) -> Void = { result in
+            if onThisThread {
+                task.finish(result)
+            } else {
+                DispatchQueue.global().async { task.finish(result) }
+            }
+        }
+        switch response {
+        case .hold:
+            state.withLock { $0.held.append(Held(task: task, request: task.request)) }
+        case .never:
+            break
+        case let .respond(status, body, headers):
+            finish(.success(Self.response(to: task.request, status: status, body: body, headers: headers)))
+        case .fail(let error):
+            finish(.failure(error))
+        case let .delayed(seconds, then):
+            let timer = clock.makeTimer()
+            timer.start { [self] in
+                timer.stop()
+                answer(task, with: then)
+            }
+            timer.arm(at: clock.uptimeNanoseconds &+ UInt64(max(0, seconds) * 1_000_000_000))
+        }
+    }
+
+    fileprivate func taskEnded(_ task: StubTask, cancelled: Bool) {
+        state.withLock { state in
+            state.inFlight -= 1
+            state.held.removeAll { $0.task === task }
+        }
+        if cancelled { cancellations.append(task.request) }
+    }
+
+    /// The transport's answer to `request`, as a stub builds it.
+    public static func response(to request: URLRequest, status: Int, body: Data, headers: [String: String]) -> TransportResponse {
+        let response = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+        return TransportResponse(data: body, response: response)
+    }
+}
+
+/// One stub task: finishes once, by an answer or by cancellation.
+final class StubTask: TransportTask {
+    let request: URLRequest
+    private let transport: StubTransport
+    private let answersCancellation: Bool
+    private let completion: Protected<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
+
+    init(request: URLRequest, transport: StubTransport, answersCancellation: Bool,
+         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
+        self.request = request
+        self.transport = transport
+        self.answersCancellation = answersCancellation
+        self.completion = Protected(completion)
+    }
+
+    func cancel() {
+        guard let completion = takeCompletion() else { return }
+        transport.taskEnded(self, cancelled: true)
+        guard answersCancellation else { return }
+        DispatchQueue.global().async { completion(.failure(URLError(.cancelled))) }
+    }
+
+    func reprioritize(to priority: RequestPriority) {
+        transport.priorities.append((request.url?.path ?? "", priority))
+    }
+
+    func finish(_ result: Result<TransportResponse, any Error>) {
+        guard let completion = takeCompletion() else { return }
+        transport.taskEnded(self, cancelled: false)
+        completion(result)
+    }
+
+    private func takeCompletion() -> (@Sendable (Result<TransportResponse, any Error>) -> Void)? {
+        completion.withLock { completion in
+            defer { completion = nil }
+            return completion
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+import NetworkSchedulerTesting
+import Testing
+
+/// The kit app teams test with: each piece does what its documentation says.
+@Suite struct TestingKitTests {
+    private struct Item: Decodable, Sendable, Equatable {
+        let id: Int
+    }
+
+    /// Logs the retries a scheduler announces.
+    private final class Retries: RequestEventMonitor {
+        let log = EventLog<TimeInterval>()
+        func record(_ event: RequestEvent) {
+            if case .retried(_, _, let after, _) = event { log.append(after) }
+        }
+    }
+
+    private static func scheduler(_ transport: StubTransport, clock: VirtualClock? = nil,
+                                  monitor: (any RequestEventMonitor)? = nil,
+                                  retryPolicy: RetryPolicy = .never) -> (RequestScheduler, APIClient) {
+        let scheduler = RequestScheduler { configuration in
+            configuration.transport = transport
+            configuration.retryPolicy = retryPolicy
+            if let clock { configuration.clock = clock }
+            if let monitor { configuration.eventMonitors = [monitor] }
+        }
+        return (scheduler, APIClient(baseURL: URL(string: "https://kit.test/v1")!, scheduler: scheduler))
+    }
+
+    @Test func aScriptedRouteAnswersInOrderAndRepeatsItsLastAnswer() async throws {
+        let transport = StubTransport(script: ["GET /v1/items/1": [.serverError(503), .json(#"{"id": 1}"#)]])
+        let (_, api) = Self.scheduler(transport)
+
+        await #expect(throws: ServiceError.server(ServerErrorResponse(statusCode: 503, message: "Internal error",
+                                                                       body: Data(#"{"message": "Internal error"}"#.utf8),
+                                                                       headers: ["content-type": "application/json"]))) {
+            try await api.value(for: Resource<Item>(path: "items/1"))
+        }
+        #expect(try await api.value(for: Resource<Item>(path: "items/1")) == Item(id: 1))
+        #expect(try await api.value(for: Resource<Item>(path: "items/1")) == Item(id: 1))
+        await #expect(throws: ServiceError.server(ServerErrorResponse(statusCode: 404, body: Data()))) {
+            try await api.value(for: Resource<Item>(path: "items/2"))
+        }
+        #expect(transport.count("GET /v1/items/1") == 3)
+    }
+
+    @Test func aBackoffOnAVirtualClockPassesOnlyWhenTheTestAdvancesIt() async throws {
+        // Given a retry up to an hour away (full jitter)
+        let clock = VirtualClock()
+        let transport = StubTransport(clock: clock, script: ["GET /v1/items/1": [.serverError(503), .json(#"{"id": 1}"#)]])
+        let hour = RetryPolicy(maxAttempts: 2, baseDelay: 3_600, maxDelay: 3_600)
+        let retries = Retries()
+        let (_, api) = Self.scheduler(transport, clock: clock, monitor: retries, retryPolicy: hour)
+        let done = EventLog<Result<Item, ServiceError>>()
+        api.send(Resource<Item>(path: "items/1", timeout: 7_200)) { done.append($0) }
+        await retries.log.wait(for: 1)
+        #expect(transport.arrivals.count == 1)
+
+        // When the clock passes it, in a step shorter than the attempts' timeout
+        clock.advance(by: 3_600)
+
+        // Then the retry goes out and succeeds
+        #expect(await done.wait(for: 1).first.flatMap { try? $0.get() } == Item(id: 1))
+        #expect(transport.arrivals.count == 2)
+    }
+
+    @Test func aDelayedAnswerWaitsForTheClock() async throws {
+        let clock = VirtualClock()
+        let transport = StubTransport(clock: clock) { _ in .delayed(5, .json(#"{"id": 3}"#)) }
+        let (_, api) = Self.scheduler(transport, clock: clock)
+        let done = EventLog<Result<Item, ServiceError>>()
+        api.send(Resource<Item>(path: "items/3")) { done.append($0) }
+        await transport.arrivals.wait(for: 1)
+        clock.advance(by: 4)
+        #expect(done.count == 0)
+
+        clock.advance(by: 1)
+
+        #expect(await done.wait(for: 1).first.flatMap { try? $0.get() } == Item(id: 3))
+    }
+
+    @Test func anAuditOfIdenticalCallersCountsOneNetworkCallAndIsClean() async throws {
+        let audit = SchedulerAudit()
+        let transport = StubTransport(script: ["GET /v1/items/1": [.hold]])
+        let (scheduler, api) = Self.scheduler(transport, monitor: audit)
+        let done = EventLog<Result<Item, ServiceError>>()
+        for _ in 0..<5 { api.send(Resource<Item>(path: "items/1")) { done.append($0) } }
+        await transport.arrivals.wait(for: 1)
+        #expect(transport.release(path: "/v1/items/1", with: .json(#"{"id": 1}"#)))
+        await done.wait(for: 5)
+
+        let report = await audit.report(for: scheduler)
+
+        #expect(report.isClean, "\(report)")
+        #expect(report.callers == 5)
+        #expect(report.networkCalls("GET /v1/items/1") == 1)
+    }
+
+    @Test func anAuditNamesACallerThatNeverEndedAndAnObjectStillAlive() async throws {
+        let audit = SchedulerAudit()
+        let transport = StubTransport { _ in .hold }
+        let (scheduler, api) = Self.scheduler(transport, monitor: audit)
+        let kept = RequestGroup()
+        audit.watch(kept, as: "the screen's group")
+        let handle = api.send(Resource<Item>(path: "items/1"), group: kept) { _ in }
+        await transport.arrivals.wait(for: 1)
+
+        let report = await audit.report(for: scheduler, timeout: 0.3)
+
+        #expect(report.neverEnded == [handle.id])
+        #expect(report.objectsAlive == ["the screen's group"])
+        #expect(report.census.callers == 1)
+        #expect(!report.isClean)
+        #expect("\(report)".contains("1 caller(s) never ended: \(handle.id)"))
+        handle.cancel()
+    }
+
+    @Test func anInterleaverReplaysItsCancellationsFromItsSeedAndNamesCallersThatHang() async {
+        let hang: @Sendable (Int) async throws -> Int = { index in
+            try await Task.sleep(nanoseconds: 3_600_000_000_000)
+            return index
+        }
+        let first = await Interleaver(seed: 42).run(callers: 40, cancelling: 0.5, timeout: 30) { index in index }
+        let again = await Interleaver(seed: 42).run(callers: 40, cancelling: 0.5, timeout: 30) { index in index }
+        let other = await Interleaver(seed: 43).run(callers: 40, cancelling: 0.5, timeout: 30) { index in index }
+        let stuck = await Interleaver(seed: 1).run(callers: 3, timeout: 0.2, hang)
+
+        #expect(first.cancelled == again.cancelled)
+        #expect(first.cancelled != other.cancelled)
+        #expect(first.values.sorted() == Array(0..<40))
+        #expect(stuck.unfinished == [0, 1, 2])
+        #expect("\(stuck)".contains("seed 1"))
+    }
+}
