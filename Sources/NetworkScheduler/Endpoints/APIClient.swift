@@ -39,6 +39,9 @@ public struct APIClient: Sendable {
     /// Which redirects its requests follow unless their resource says otherwise: all by
     /// default, dropping the token, cookies and default headers on the way to another origin.
     public var redirectPolicy: RedirectPolicy = .follow
+    /// Changes each request of this client as each of its attempts starts (a signature, a
+    /// header computed then); none by default. See ``RequestAdapter``.
+    public var requestAdapter: RequestAdapter?
     /// The settings above that every request starts from, made once and shared by them all.
     private var defaults: ClientDefaults
 
@@ -84,7 +87,8 @@ public struct APIClient: Sendable {
             originBoundHeaders: defaults.originBoundHeaders,
             tags: resource.tags,
             lane: resource.lane,
-            deadline: resource.deadline
+            deadline: resource.deadline,
+            adapter: requestAdapter
         )
         return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)
@@ -189,7 +193,7 @@ extension APIClient {
         _ resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = [],
+        after dependencies: [any RequestDependency] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, completion: completion)
@@ -201,7 +205,7 @@ extension APIClient {
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Model {
         try await scheduler.value(for: endpoint(resource), priority: priority, group: group, after: dependencies)
     }
@@ -212,8 +216,60 @@ extension APIClient {
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Reply<Model> {
         try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies)
+    }
+
+    /// Sends a resource of this client and returns a task to await later, or to pass to
+    /// `after:`; see ``RequestScheduler/task(for:priority:group:after:)``.
+    public func task<Model>(
+        for resource: Resource<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [any RequestDependency] = []
+    ) -> RequestTask<Model> {
+        scheduler.task(for: endpoint(resource), priority: priority, group: group, after: dependencies)
+    }
+
+    /// Sends a resource of this client; `completion` gets its model with the response's
+    /// status, headers, timing, and whether the call was shared. See
+    /// ``RequestScheduler/sendForReply(_:priority:group:after:completion:)``.
+    @discardableResult
+    public func sendForReply<Model>(
+        _ resource: Resource<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [any RequestDependency] = [],
+        completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
+    ) -> RequestHandle {
+        scheduler.sendForReply(endpoint(resource), priority: priority, group: group, after: dependencies,
+                               completion: completion)
+    }
+
+    /// Sends a resource of this client and runs `completion` on the main actor, so that a
+    /// `@MainActor` view model updates itself directly, whatever the scheduler's callback
+    /// queue. See ``RequestScheduler/sendOnMainActor(_:priority:group:after:completion:)``.
+    ///
+    /// ```swift
+    /// @MainActor final class FriendsModel {
+    ///     var friends: [User] = []
+    ///     func load() {
+    ///         api.sendOnMainActor(.friends(of: me), group: screen) { [weak self] result in
+    ///             self?.friends = (try? result.get()) ?? []
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func sendOnMainActor<Model>(
+        _ resource: Resource<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [any RequestDependency] = [],
+        completion: @escaping @MainActor @Sendable (Result<Model, ServiceError>) -> Void
+    ) -> RequestHandle {
+        scheduler.sendOnMainActor(endpoint(resource), priority: priority, group: group, after: dependencies,
+                                  completion: completion)
     }
 }

@@ -94,17 +94,19 @@ final class Submission: Sendable {
     let originBoundHeaders: [String]
     /// Its resource's tags.
     let tags: Set<String>
-    /// Its lane and deadline, which few requests have: apart, so that the others do not
-    /// carry their 40 bytes (a submission is made per request).
+    /// Its lane, deadline and adapter, which few requests have: apart, so that the others do
+    /// not carry their bytes (a submission is made per request).
     private let steering: Steering?
 
     private final class Steering: Sendable {
         let lane: Lane?
         let deadline: TimeInterval?
+        let adapter: RequestAdapter?
 
-        init(lane: Lane?, deadline: TimeInterval?) {
+        init(lane: Lane?, deadline: TimeInterval?, adapter: RequestAdapter?) {
             self.lane = lane
             self.deadline = deadline
+            self.adapter = adapter
         }
     }
 
@@ -112,6 +114,8 @@ final class Submission: Sendable {
     var lane: Lane? { steering?.lane }
     /// The most seconds from its send to its outcome, if it has a deadline.
     var deadline: TimeInterval? { steering?.deadline }
+    /// What changes its request as each attempt starts, if anything.
+    var adapter: RequestAdapter? { steering?.adapter }
 
     init(
         _ source: Source,
@@ -124,7 +128,8 @@ final class Submission: Sendable {
         originBoundHeaders: [String] = [],
         tags: Set<String> = [],
         lane: Lane? = nil,
-        deadline: TimeInterval? = nil
+        deadline: TimeInterval? = nil,
+        adapter: RequestAdapter? = nil
     ) {
         self.source = source
         self.deduplication = deduplication
@@ -135,7 +140,8 @@ final class Submission: Sendable {
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
         self.tags = tags
-        steering = lane == nil && deadline == nil ? nil : Steering(lane: lane, deadline: deadline)
+        steering = lane == nil && deadline == nil && adapter == nil
+            ? nil : Steering(lane: lane, deadline: deadline, adapter: adapter)
     }
 
     /// The method and URL it is sent with, without building the whole request.

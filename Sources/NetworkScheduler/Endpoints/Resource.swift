@@ -191,3 +191,39 @@ extension Resource where Model == Void {
                   deduplication: deduplication, decoding: .empty)
     }
 }
+
+extension Resource where Model == Data {
+    /// A resource whose response body is handed back as it arrived: an image, a file, anything not JSON.
+    public init(
+        _ method: HTTPVerb = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:],
+        body: EndpointBody? = nil,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        timeout: TimeInterval? = nil,
+        deduplication: Deduplication = .automatic
+    ) {
+        self.init(method, path: path, query: query, headers: headers, body: body,
+                  acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
+                  deduplication: deduplication, decoding: .data)
+    }
+}
+
+extension Resource where Model == String {
+    /// A resource whose response body is read as text, in the charset its `Content-Type` names (UTF-8 if none).
+    public init(
+        _ method: HTTPVerb = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:],
+        body: EndpointBody? = nil,
+        acceptableStatusCodes: Range<Int> = 200..<300,
+        timeout: TimeInterval? = nil,
+        deduplication: Deduplication = .automatic
+    ) {
+        self.init(method, path: path, query: query, headers: headers, body: body,
+                  acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
+                  deduplication: deduplication, decoding: .text)
+    }
+}

@@ -49,6 +49,34 @@ extension ResponseDecoding where Model == Data {
     public static var data: Self { Self(decode: { data, _ in data }, identity: nil) }
 }
 
+extension ResponseDecoding where Model == String {
+    /// Reads the body as text, in the charset its `Content-Type` names (UTF-8 if none); bytes
+    /// that are not text in it make ``ServiceError/undecodable(_:)``.
+    public static var text: Self {
+        Self(decode: { data, response in
+            let encoding = response.textEncodingName.flatMap(Self.encoding(named:)) ?? .utf8
+            guard let text = String(data: data, encoding: encoding) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The body is not text in \(encoding)."))
+            }
+            return text
+        }, identity: nil)
+    }
+
+    /// The encodings servers name in practice; nil for another, read as UTF-8.
+    private static func encoding(named name: String) -> String.Encoding? {
+        switch name.lowercased() {
+        case "utf-8", "utf8": .utf8
+        case "utf-16": .utf16
+        case "utf-16be": .utf16BigEndian
+        case "utf-16le": .utf16LittleEndian
+        case "iso-8859-1", "latin1", "iso_8859-1": .isoLatin1
+        case "windows-1252", "cp1252": .windowsCP1252
+        case "us-ascii", "ascii": .ascii
+        default: nil
+        }
+    }
+}
+
 extension ResponseDecoding where Model == Void {
     /// Ignores the body: for `204 No Content`, `DELETE` and the like.
     public static var empty: Self { Self(decode: { _, _ in () }, identity: nil) }

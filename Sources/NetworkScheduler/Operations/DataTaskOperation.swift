@@ -18,7 +18,8 @@ import FoundationNetworking
 /// queue.addOperation(operation)
 /// ```
 public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
-    // Safety: the only mutable state, `task`, is read and written only inside `withStateLock`.
+    // Safety: the mutable state, `task`, `adaptation` and `priority`, is read and written only
+    // inside `withStateLock`.
 
     /// When the call was made, started and answered, for queue-wait and wire-time figures.
     public struct Timing: Sendable {
@@ -73,6 +74,10 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
     private let policy: TransportPolicy
+    /// Changes the request as the attempt starts, if anything does.
+    private let adapter: RequestAdapter?
+    /// The adapter at work, cancelled with the operation.
+    private var adaptation: Task<Void, Never>?
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
     /// Ends the attempt at its deadline, unless its scheduler does (its machine owns them).
@@ -103,6 +108,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         request: PreparedRequest,
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
+        adapter: RequestAdapter? = nil,
         deadlines: AttemptDeadlines? = .shared,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         onCompletion: @escaping Completion
@@ -110,6 +116,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         prepared = request
         self.transport = transport
         self.policy = policy
+        self.adapter = adapter
         priority = policy.priority
         self.deadlines = deadlines
         self.onStart = onStart
@@ -128,6 +135,31 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         withStateLock { task = task.starting(at: started) }
         // Watched before the task starts, so that an answer that comes at once finds it watched.
         deadlines?.watch(self, until: Self.deadline(after: started, timeout: request.timeoutInterval))
+        guard let adapter else {
+            send(request)
+            return
+        }
+        let adaptation = Task { [self] in
+            do throws(ServiceError) {
+                let adapted = try await adapter.adapted(request)
+                // Cancelled or out of time while it adapted: the request is not sent.
+                let isStarting = withStateLock { if case .starting = task { true } else { false } }
+                guard isStarting else { return complete(.failure(.cancelled)) }
+                send(adapted)
+            } catch {
+                complete(.failure(error))
+            }
+        }
+        let cancelledMeanwhile = withStateLock { () -> Bool in
+            self.adaptation = adaptation
+            if case .starting = task { return false }
+            return true
+        }
+        if cancelledMeanwhile { adaptation.cancel() }
+    }
+
+    /// Starts the transport's task for `request`.
+    private func send(_ request: URLRequest) {
         // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: request, policy: policy) { [self] result in
             complete(checked(result))
@@ -170,6 +202,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         let ending = end(with: .failure(.timedOut), in: .timedOut)
         // A task stored after this end sees `.timedOut` and is cancelled by `execute`.
         ending.runningTask?.cancel()
+        withStateLock { adaptation }?.cancel()
     }
 
     override public func didSkipExecution() {
@@ -187,6 +220,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                 return nil
             case .starting(let started):
                 task = .cancelled(started: started)
+                adaptation?.cancel()
                 return nil
             case .cancelled, .completed, .timedOut:
                 return nil

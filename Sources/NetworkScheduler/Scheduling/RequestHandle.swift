@@ -161,15 +161,16 @@ public final class RequestHandle: @unchecked Sendable {
         }
     }
 
-    /// Delivers many callers' outcomes, in order, with one hop to the callback queue: for a
+    /// Delivers many callers' outcomes, in order, with one hop to each callback queue: for a
     /// call's joiners.
     static func complete(_ deliveries: SmallBatch<(RequestHandle, CallResult)>) {
         guard deliveries.count > 1 else {
             for (handle, result) in deliveries { handle.complete(with: result) }
             return
         }
-        let (queued, callbacks) = claim(deliveries, handle: { $0.0 }) { item in item.0.deliverNow(item.1) }
-        callbacks?.run(queued.lazy.map { .one($0.0, $0.1) })
+        for (callbacks, queued) in claim(deliveries, handle: { $0.0 }, deliverNow: { item in item.0.deliverNow(item.1) }) {
+            callbacks.run(queued.lazy.map { .one($0.0, $0.1) })
+        }
     }
 
     /// Delivers one result to many callers (a cancelled group), the same way, without a copy
@@ -179,30 +180,32 @@ public final class RequestHandle: @unchecked Sendable {
             handles.first?.complete(with: result)
             return
         }
-        let (queued, callbacks) = claim(handles, handle: { $0 }) { $0.deliverNow(result) }
-        callbacks?.run(.shared(queued, result))
+        for (callbacks, queued) in claim(handles, handle: { $0 }, deliverNow: { $0.deliverNow(result) }) {
+            callbacks.run(.shared(queued, result))
+        }
     }
 
     /// Claims each item's caller and delivers at once to those without a callback queue.
-    /// Returns the others, and the queue they share: callers delivered together are one
-    /// scheduler's, whose callers all use its queue or none.
+    /// Returns the others by queue, in order: a scheduler's callers use its queue, none (async
+    /// callers), or the main queue (``RequestScheduler/sendOnMainActor(_:priority:group:after:completion:)``).
     private static func claim<Item>(
         _ items: some Sequence<Item>,
         handle: (Item) -> RequestHandle,
         deliverNow: (Item) -> Void
-    ) -> (queued: [Item], callbacks: CallbackQueue?) {
-        var queued: [Item] = []
-        var callbacks: CallbackQueue?
+    ) -> [(CallbackQueue, [Item])] {
+        var byQueue: [(CallbackQueue, [Item])] = []
         for item in items where handle(item).claim() {
             guard let queue = handle(item).callbacks else {
                 deliverNow(item)
                 continue
             }
-            assert(callbacks == nil || callbacks === queue, "callers delivered together share one callback queue")
-            queued.append(item)
-            callbacks = queue
+            if let index = byQueue.firstIndex(where: { $0.0 === queue }) {
+                byQueue[index].1.append(item)
+            } else {
+                byQueue.append((queue, [item]))
+            }
         }
-        return (queued, callbacks)
+        return byQueue
     }
 
     /// Moves from active to delivering; false (and an assertion) if the caller was completed before.

@@ -9,7 +9,7 @@ extension RequestScheduler {
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Model {
         try await reply(for: request, priority: priority, group: group, after: dependencies).value
     }
@@ -19,7 +19,7 @@ extension RequestScheduler {
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Reply<Model> {
         let slot = CancellationSlot()
         let result = await withTaskCancellationHandler {
@@ -40,5 +40,26 @@ extension RequestScheduler {
             slot.cancel()
         }
         return try result.get()
+    }
+
+    /// Sends a request and returns at once with a task whose model you await later, and that
+    /// other requests can wait for (`after: [login]`). It runs whether or not anyone awaits it;
+    /// ``RequestTask/cancel()`` or its group cancels it.
+    ///
+    /// ```swift
+    /// let login = scheduler.task(for: auth.endpoint(.login(credentials)), priority: .critical)
+    /// let me = try await scheduler.value(for: api.endpoint(.me), after: [login])
+    /// ```
+    public func task<Model>(
+        for request: Endpoint<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [any RequestDependency] = []
+    ) -> RequestTask<Model> {
+        let result = Promise<Result<Reply<Model>, ServiceError>>()
+        // Delivered inline: the promise resumes its awaiting tasks, which hop on their own.
+        let handle = enqueue(request, priority: priority, group: group, after: dependencies,
+                             callbacks: nil, completion: .reply { result.fulfill($0) })
+        return RequestTask(handle: handle, result: result)
     }
 }

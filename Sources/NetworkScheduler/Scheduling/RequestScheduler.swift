@@ -103,7 +103,7 @@ public final class RequestScheduler: Sendable {
         _ request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = [],
+        after dependencies: [any RequestDependency] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
@@ -117,11 +117,29 @@ public final class RequestScheduler: Sendable {
         _ request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = [],
+        after dependencies: [any RequestDependency] = [],
         completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
                 callbacks: callbacks, completion: .reply(completion))
+    }
+
+    /// Like ``send(_:priority:group:after:completion:)``, with `completion` run on the main
+    /// actor (through the main queue, in the order callers end), whatever
+    /// ``Configuration-swift.struct/callbackQueue`` is: a `@MainActor` view model updates
+    /// itself in it directly. The main queue must be drained: by an app's run loop, or by
+    /// `dispatchMain()` or an async `main` in a command-line tool.
+    @discardableResult
+    public func sendOnMainActor<Model>(
+        _ request: Endpoint<Model>,
+        priority: RequestPriority = .normal,
+        group: RequestGroup? = nil,
+        after dependencies: [any RequestDependency] = [],
+        completion: @escaping @MainActor @Sendable (Result<Model, ServiceError>) -> Void
+    ) -> RequestHandle {
+        // Through the main queue's own batches, so that dependents start once it has run.
+        enqueue(request, priority: priority, group: group, after: dependencies, callbacks: .main,
+                completion: .model { result in MainActor.assumeIsolated { completion(result) } })
     }
 
     // MARK: - The path of one request
@@ -178,7 +196,7 @@ public final class RequestScheduler: Sendable {
         _ request: Endpoint<Model>,
         priority: RequestPriority,
         group: RequestGroup?,
-        after dependencies: [RequestHandle],
+        after dependencies: [any RequestDependency],
         callbacks: CallbackQueue?,
         completion: Completion<Model>
     ) -> RequestHandle {
@@ -195,6 +213,7 @@ public final class RequestScheduler: Sendable {
         if dependencies.isEmpty {
             submit(handle, listingIn: group)
         } else {
+            let dependencies = dependencies.map(\.handle)
             let now = clock.uptimeNanoseconds
             feed { machine in
                 // Listed as it enters the machine (see `RequestGroup.insert`); those of its
@@ -347,6 +366,7 @@ public final class RequestScheduler: Sendable {
             request: start.request,
             transport: configuration.transport,
             policy: policy,
+            adapter: start.submission.adapter,
             deadlines: nil,
             onStart: onStart,
             onCompletion: { [self, id = start.id] outcome, timing in

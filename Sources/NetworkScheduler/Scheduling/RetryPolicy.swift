@@ -47,6 +47,31 @@ public struct RetryPolicy: Sendable, Equatable {
         self.retriesNonIdempotentRequests = retriesNonIdempotentRequests
     }
 
+    /// Your own decision on each failed attempt (an error, or a status of 400 or more), asked
+    /// before the rules above; nil leaves them alone. See ``deciding(_:)``.
+    public var decider: RetryDecider?
+
+    /// This policy with your own decision on each failed attempt: retry a status or an error
+    /// the rules pass over, give up on one they would retry, or leave it to them. `maxAttempts`
+    /// and `maxRetryAfter` still bound it. It runs under the scheduler's lock: decide from its
+    /// argument alone, quickly, and never call the scheduler from it.
+    ///
+    /// ```swift
+    /// let policy = RetryPolicy.default.deciding { attempt in
+    ///     // This API answers 423 while a record is briefly locked, and 500 only for bugs.
+    ///     switch attempt.statusCode {
+    ///     case 423: .retry(after: 0.5)
+    ///     case 500: .doNotRetry
+    ///     default: .usePolicy
+    ///     }
+    /// }
+    /// ```
+    public func deciding(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) -> RetryPolicy {
+        var policy = self
+        policy.decider = RetryDecider(decide)
+        return policy
+    }
+
     /// Three attempts for requests that are safe to repeat: the scheduler's default.
     public static let `default` = RetryPolicy()
 
@@ -70,6 +95,17 @@ public struct RetryPolicy: Sendable, Equatable {
         date: Date
     ) -> TimeInterval? {
         guard attempt < maxAttempts else { return nil }
+        if let decider, Self.isFailure(outcome) {
+            switch decider.decide(RetryContext(attempt: attempt, method: method, outcome: outcome)) {
+            case .doNotRetry:
+                return nil
+            case .retry(let after):
+                if let after { return min(max(0, after), maxRetryAfter) }
+                return retryAfter(in: outcome, date: date) ?? backoff(before: attempt, jitter: jitter())
+            case .usePolicy:
+                break
+            }
+        }
         var retryAfter: TimeInterval?
         switch outcome {
         case .success(let payload):
@@ -90,7 +126,30 @@ public struct RetryPolicy: Sendable, Equatable {
         }
         guard isSafeToRepeat(method: method, isKeyed: isKeyed) else { return nil }
         if let retryAfter { return retryAfter }
-        return min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter(), 0), 1)
+        return backoff(before: attempt, jitter: jitter())
+    }
+
+    /// What a decider is asked about: an error other than cancellation, or a status of 400 or
+    /// more.
+    private static func isFailure(_ outcome: Result<TransportResponse, ServiceError>) -> Bool {
+        switch outcome {
+        case .success(let payload): payload.response.statusCode >= 400
+        case .failure(.cancelled): false
+        case .failure: true
+        }
+    }
+
+    /// The backoff before attempt `attempt + 1`: full jitter under an exponential ceiling.
+    private func backoff(before attempt: Int, jitter: Double) -> TimeInterval {
+        min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter, 0), 1)
+    }
+
+    /// A 429's or 503's `Retry-After`, if it has one within `maxRetryAfter`.
+    private func retryAfter(in outcome: Result<TransportResponse, ServiceError>, date: Date) -> TimeInterval? {
+        guard case .success(let payload) = outcome, [429, 503].contains(payload.response.statusCode),
+              let header = payload.response.value(forHTTPHeaderField: "Retry-After"),
+              let seconds = Self.retryAfter(header, now: date) else { return nil }
+        return min(seconds, maxRetryAfter)
     }
 
     func isSafeToRepeat(method: String, isKeyed: Bool) -> Bool {
@@ -108,5 +167,50 @@ public struct RetryPolicy: Sendable, Equatable {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
         return max(0, date.timeIntervalSince(now))
+    }
+}
+
+/// One failed attempt, as a ``RetryDecider`` sees it.
+public struct RetryContext: Sendable {
+    /// The number of the attempt that failed: 1 for the first.
+    public let attempt: Int
+    /// The request's method.
+    public let method: String
+    /// What the attempt produced: a response with a status of 400 or more, or an error.
+    public let outcome: Result<TransportResponse, ServiceError>
+
+    /// The response's status, if there was a response.
+    public var statusCode: Int? { try? outcome.get().response.statusCode }
+    /// The error, if there was no response.
+    public var error: ServiceError? {
+        if case .failure(let error) = outcome { return error }
+        return nil
+    }
+}
+
+/// What a ``RetryDecider`` says about a failed attempt.
+public enum RetryDecision: Sendable, Equatable {
+    /// Try again: after `after` seconds, or nil for a 429's or 503's `Retry-After`, else the
+    /// policy's backoff.
+    case retry(after: TimeInterval? = nil)
+    /// Give up: the caller gets the attempt's outcome.
+    case doNotRetry
+    /// Let the policy's rules decide, as if there were no decider.
+    case usePolicy
+}
+
+/// Your own decision on failed attempts, for ``RetryPolicy/deciding(_:)``. Two policies are
+/// equal only if they hold the same decider.
+public final class RetryDecider: Sendable, Equatable {
+    let decide: @Sendable (RetryContext) -> RetryDecision
+
+    /// A decider that asks `decide`.
+    public init(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) {
+        self.decide = decide
+    }
+
+    /// Whether both are the same decider.
+    public static func == (lhs: RetryDecider, rhs: RetryDecider) -> Bool {
+        lhs === rhs
     }
 }

@@ -132,12 +132,3 @@ final class EventRecorder: RequestEventMonitor {
         }
     }
 }
-
-/// Where a login stores its token for the requests that follow.
-final class TokenStore: Sendable {
-    private let stored = Locked<String?>(nil)
-    var token: String? {
-        get { stored.withLock { $0 } }
-        set { stored.withLock { $0 = newValue } }
-    }
-}

@@ -1,0 +1,234 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+import NetworkSchedulerTesting
+import Testing
+
+/// What an app developer reaches for: async tasks as dependencies, main-actor delivery, raw
+/// bodies, a request adapter, a retry decision of their own.
+/// Marks the main queue, to tell that a completion ran there.
+private let mainQueueMarker = DispatchSpecificKey<String>()
+
+@Suite struct AppDeveloperAPITests {
+    private struct Session: Decodable, Sendable {
+        let token: String
+    }
+
+    private struct Failure: Error, Equatable {}
+
+    private static func client(_ transport: StubTransport, retryPolicy: RetryPolicy = .never,
+                               tokens: TokenStore = TokenStore()) -> APIClient {
+        let scheduler = RequestScheduler { configuration in
+            configuration.transport = transport
+            configuration.retryPolicy = retryPolicy
+        }
+        return APIClient(baseURL: URL(string: "https://app.test/v1")!, scheduler: scheduler, bearerToken: { tokens.token })
+    }
+
+    // MARK: - Tasks
+
+    @Test func anAwaitedTaskIsADependencyThatOthersWaitFor() async throws {
+        let transport = StubTransport(script: ["POST /v1/login": [.hold], "GET /v1/me": [.json(userJSON)]])
+        let api = Self.client(transport)
+
+        let login = api.task(for: Resource<Session>(.post, path: "login"), priority: .critical)
+        let profile = api.task(for: Resource<User>(path: "me"), after: [login])
+        await transport.arrivals.wait(for: 1)
+        #expect(transport.arrivals.elements.map(\.route) == ["POST /v1/login"])
+        transport.release(path: "/v1/login", with: .json(#"{"token": "abc"}"#))
+
+        #expect(try await login.value.token == "abc")
+        #expect(try await profile.value.name == "Ada")
+        #expect(try await profile.reply.httpResponse.statusCode == 200)
+        #expect(transport.arrivals.elements.map(\.route) == ["POST /v1/login", "GET /v1/me"])
+    }
+
+    @Test func aDependentOfAFailedTaskEndsWithItsCauseUnsent() async {
+        let transport = StubTransport(script: ["POST /v1/login": [.status(403)]])
+        let api = Self.client(transport)
+
+        let login = api.task(for: Resource<Session>(.post, path: "login"))
+        let profile = api.task(for: Resource<User>(path: "me"), after: [login])
+
+        await #expect(throws: ServiceError.dependencyFailed(cause: .server(ServerErrorResponse(statusCode: 403, body: Data())),
+                                                           dependency: login.handle.id)) {
+            try await profile.value
+        }
+        #expect(transport.count("GET /v1/me") == 0)
+    }
+
+    @Test func aCancelledTaskThrowsCancelledToEveryoneAwaitingIt() async {
+        let transport = StubTransport { _ in .hold }
+        let api = Self.client(transport)
+        let task = api.task(for: Resource<User>(path: "me"))
+        await transport.arrivals.wait(for: 1)
+
+        task.cancel()
+
+        await #expect(throws: ServiceError.cancelled) { try await task.value }
+        await #expect(throws: ServiceError.cancelled) { try await task.value }
+    }
+
+    // MARK: - The main actor
+
+    @MainActor private final class ProfileModel {
+        var name: String?
+        let updated = EventLog<String>()
+
+        func load(_ api: APIClient, after login: RequestHandle? = nil) {
+            api.sendOnMainActor(Resource<User>(path: "me"), after: login.map { [$0] } ?? []) { [weak self] result in
+                // Compiles only because the completion is isolated to the main actor.
+                self?.name = (try? result.get())?.name
+                self?.updated.append(DispatchQueue.getSpecific(key: mainQueueMarker) ?? "elsewhere")
+            }
+        }
+    }
+
+    @MainActor @Test func aMainActorModelUpdatesItselfFromItsCompletion() async {
+        DispatchQueue.main.setSpecific(key: mainQueueMarker, value: "main")
+        let transport = StubTransport { _ in .json(userJSON) }
+        let model = ProfileModel()
+
+        model.load(Self.client(transport))
+
+        let threads = await model.updated.wait(for: 1)
+        #expect(threads == ["main"])
+        #expect(model.name == "Ada")
+    }
+
+    @MainActor @Test func aDependentOfAMainActorCallerStartsOnceItsCompletionRan() async {
+        let tokens = TokenStore()
+        let transport = StubTransport { request in
+            request.url?.path == "/v1/login" ? .json(#"{"token": "abc"}"#) : .json(userJSON)
+        }
+        let api = Self.client(transport, tokens: tokens)
+        let model = ProfileModel()
+
+        let login = api.sendOnMainActor(Resource<Session>(.post, path: "login")) { result in
+            tokens.token = try? result.get().token
+        }
+        model.load(api, after: login)
+
+        await model.updated.wait(for: 1)
+        #expect(transport.arrivals.elements.last?.request.value(forHTTPHeaderField: "Authorization") == "Bearer abc")
+    }
+
+    // MARK: - Raw bodies
+
+    @Test func dataAndStringModelsReadBytesAndTextByDefault() async throws {
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        let transport = StubTransport(script: [
+            "GET /v1/avatar.png": [.respond(body: png, headers: ["Content-Type": "image/png"])],
+            "GET /v1/motd": [.text("Grüße")],
+            "GET /v1/legacy": [.respond(body: Data([0x47, 0x72, 0xFC, 0xDF, 0x65]),
+                                        headers: ["Content-Type": "text/plain; charset=iso-8859-1"])],
+        ])
+        let api = Self.client(transport)
+
+        #expect(try await api.value(for: Resource<Data>(path: "avatar.png")) == png)
+        #expect(try await api.value(for: Resource<String>(path: "motd")) == "Grüße")
+        #expect(try await api.value(for: Resource<String>(path: "legacy")) == "Grüße")
+    }
+
+    // MARK: - Adapting each attempt
+
+    @Test func anAdapterSignsEveryAttemptAfterIdenticalRequestsWereMatched() async throws {
+        let transport = StubTransport(script: ["GET /v1/me": [.hold]])
+        var api = Self.client(transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
+        let signatures = EventLog<Int>()
+        api.requestAdapter = RequestAdapter { request in
+            var request = request
+            signatures.append(signatures.count + 1)
+            request.setValue("signature-\(signatures.count)", forHTTPHeaderField: "X-Signature")
+            return request
+        }
+        let outcomes = EventLog<Result<User, ServiceError>>()
+        for _ in 0..<2 { api.send(Resource<User>(path: "me")) { outcomes.append($0) } }
+        await transport.arrivals.wait(for: 1)
+
+        transport.release(path: "/v1/me", with: .status(503))
+        await transport.arrivals.wait(for: 2)
+        transport.release(path: "/v1/me", with: .json(userJSON))
+
+        #expect(await outcomes.wait(for: 2).compactMap { try? $0.get().name } == ["Ada", "Ada"])
+        #expect(transport.arrivals.elements.map { $0.request.value(forHTTPHeaderField: "X-Signature") }
+            == ["signature-1", "signature-2"])
+    }
+
+    @Test func anAdapterCannotMoveARequestElsewhereNorAddALine() async {
+        let transport = StubTransport()
+        var elsewhere = Self.client(transport)
+        elsewhere.requestAdapter = RequestAdapter { request in
+            var request = request
+            request.url = URL(string: "https://attacker.test/v1/me")
+            return request
+        }
+        var injecting = Self.client(transport)
+        injecting.requestAdapter = RequestAdapter { request in
+            var request = request
+            request.allHTTPHeaderFields?["X-Trace"] = "a\r\nX-Admin: 1"
+            return request
+        }
+        var throwing = Self.client(transport)
+        throwing.requestAdapter = RequestAdapter { _ in throw Failure() }
+
+        await #expect(throws: ServiceError.invalidRequest(reason: "the request adapter moved the request to another origin")) {
+            try await elsewhere.value(for: Resource<User>(path: "me"))
+        }
+        await #expect(throws: ServiceError.invalidRequest(
+            reason: "the value of the header X-Trace has a control character, such as a line break")) {
+            try await injecting.value(for: Resource<User>(path: "me"))
+        }
+        await #expect(throws: ServiceError.underlying(UnderlyingError(Failure()))) {
+            try await throwing.value(for: Resource<User>(path: "me"))
+        }
+        #expect(transport.arrivals.count == 0)
+    }
+
+    // MARK: - Deciding retries
+
+    @Test func aRetryDecisionRetriesWhatThePolicyPassesOverAndStopsWhatItWouldRetry() async throws {
+        let transport = StubTransport(script: [
+            "GET /v1/locked": [.status(423), .json(userJSON)],
+            "GET /v1/broken": [.status(503), .json(userJSON)],
+        ])
+        let asked = EventLog<String>()
+        let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0).deciding { attempt in
+            asked.append("\(attempt.method) \(attempt.statusCode ?? 0) #\(attempt.attempt)")
+            switch attempt.statusCode {
+            case 423: return .retry(after: 0)
+            case 503: return .doNotRetry
+            default: return .usePolicy
+            }
+        }
+        let api = Self.client(transport, retryPolicy: policy)
+
+        #expect(try await api.value(for: Resource<User>(path: "locked")).name == "Ada")
+        await #expect(throws: ServiceError.server(ServerErrorResponse(statusCode: 503, body: Data()))) {
+            try await api.value(for: Resource<User>(path: "broken"))
+        }
+        #expect(asked.elements == ["GET 423 #1", "GET 503 #1"])
+        #expect(transport.count("GET /v1/locked") == 2)
+        #expect(transport.count("GET /v1/broken") == 1)
+    }
+
+    // MARK: - Replies from a client
+
+    @Test func aClientSendsForAReply() async {
+        let transport = StubTransport { _ in .respond(status: 201, body: Data(userJSON.utf8), headers: ["ETag": "v7"]) }
+        let api = Self.client(transport)
+        let replies = EventLog<Reply<User>>()
+
+        api.sendForReply(Resource<User>(.post, path: "users")) { result in
+            if let reply = try? result.get() { replies.append(reply) }
+        }
+
+        let reply = await replies.wait(for: 1).first
+        #expect(reply?.value.name == "Ada")
+        #expect(reply?.httpResponse.statusCode == 201)
+        #expect(reply?.httpResponse.value(forHTTPHeaderField: "ETag") == "v7")
+    }
+}
