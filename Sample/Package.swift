@@ -48,6 +48,7 @@ let package = Package(
             dependencies: [
                 "SocialServer", "SocialApp",
                 .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerTesting", package: library),
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]

@@ -39,14 +39,14 @@ public final class SchedulerAudit: RequestEventMonitor {
     public func record(_ event: RequestEvent) {
         let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
             switch event {
-            case .enqueued(let id, _, _), .joined(let id, _, _):
-                state.open.insert(id)
-                state.ends[id, default: 0] += 0
-            case .succeeded(let id, _, _), .failed(let id, _, _, _), .cancelled(let id, _):
-                state.open.remove(id)
-                state.ends[id, default: 0] += 1
-            case .started(let request, _):
-                state.networkCalls[Self.route(of: request), default: 0] += 1
+            case .enqueued(let caller), .joined(let caller):
+                state.open.insert(caller.id)
+                state.ends[caller.id, default: 0] += 0
+            case .succeeded(let caller, _), .failed(let caller, _, _), .cancelled(let caller):
+                state.open.remove(caller.id)
+                state.ends[caller.id, default: 0] += 1
+            case .started(let call, _):
+                state.networkCalls["\(call.method) \(call.url?.path ?? "")", default: 0] += 1
             case .outcomeKept:
                 state.keptOutcomes += 1
             case .retried, .promoted, .hostHealthChanged:
@@ -110,9 +110,6 @@ public final class SchedulerAudit: RequestEventMonitor {
         }
     }
 
-    static func route(of request: URLRequest) -> String {
-        "\(request.httpMethod ?? "GET") \(request.url?.path ?? "")"
-    }
 }
 
 extension SchedulerAudit {

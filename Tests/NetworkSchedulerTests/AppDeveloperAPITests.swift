@@ -231,4 +231,46 @@ private let mainQueueMarker = DispatchSpecificKey<String>()
         #expect(reply?.httpResponse.statusCode == 201)
         #expect(reply?.httpResponse.value(forHTTPHeaderField: "ETag") == "v7")
     }
+
+    // MARK: - Events
+
+    @Test func everyEventNamesItsCallersMethodAndURL() async {
+        final class Events: RequestEventMonitor {
+            let log = EventLog<RequestEvent>()
+            func record(_ event: RequestEvent) { log.append(event) }
+        }
+        let events = Events()
+        let transport = StubTransport(script: ["GET /v1/me": [.hold]])
+        let scheduler = RequestScheduler { configuration in
+            configuration.transport = transport
+            configuration.eventMonitors = [events]
+            configuration.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: 0)
+        }
+        let api = APIClient(baseURL: URL(string: "https://app.test/v1")!, scheduler: scheduler)
+        let first = api.send(Resource<User>(path: "me", query: [URLQueryItem(name: "fields", value: "all")])) { _ in }
+        let second = api.send(Resource<User>(path: "me", query: [URLQueryItem(name: "fields", value: "all")])) { _ in }
+        await transport.arrivals.wait(for: 1)
+        transport.release(path: "/v1/me", with: .status(503))
+        await transport.arrivals.wait(for: 2)
+        transport.release(path: "/v1/me", with: .json(userJSON))
+
+        let recorded = await events.log.wait(for: 7)
+        let me = URL(string: "https://app.test/v1/me")
+        var calls: [RequestEvent.Call] = []
+        var callers: [RequestEvent.Caller] = []
+        for event in recorded {
+            switch event {
+            case .started(let call, _), .retried(let call, _, _, _): calls.append(call)
+            case .enqueued(let caller), .joined(let caller), .succeeded(let caller, _): callers.append(caller)
+            default: Issue.record("unexpected \(event)")
+            }
+        }
+        // The first attempt started before the second caller joined; the retry and its attempt
+        // name both.
+        #expect(calls.map(\.callers) == [[first.id], [first.id, second.id], [first.id, second.id]])
+        #expect(calls.allSatisfy { $0.method == "GET" && $0.url == me })
+        #expect(callers.prefix(2).map(\.id) == [first.id, second.id])
+        #expect(Set(callers.suffix(2).map(\.id)) == [first.id, second.id])
+        #expect(callers.allSatisfy { $0.method == "GET" && $0.url == me && $0.priority == .normal })
+    }
 }

@@ -84,24 +84,44 @@ import NetworkSchedulerTesting
         #expect(ServiceError.server(response).unredactedDescription.contains("cookie-secret"))
     }
 
-    @Test func anEventPrintsNoHeaderQueryOrBody() {
-        var request = URLRequest(url: URL(string: "https://api.test/v1/users?key=url-secret")!)
-        request.setValue("Bearer token-secret", forHTTPHeaderField: "Authorization")
-        request.httpBody = Data("body-secret".utf8)
-        let response = ServerErrorResponse(statusCode: 500, body: Data(), headers: ["set-cookie": "cookie-secret"])
-        let events: [RequestEvent] = [
-            .enqueued(RequestHandle.ID(value: 1), .normal, request),
-            .retried(request, attempt: 2, after: 1, cause: .server(response)),
-            .failed(RequestHandle.ID(value: 1), .normal, .server(response), ResponseMetrics()),
-        ]
-        for event in events {
+    @Test func noEventHoldsAHeaderQueryOrBody() async {
+        // Given a request with a secret in its query, its token and its body, answered 503
+        // with a cookie, retried once, then failed
+        final class Events: RequestEventMonitor {
+            let log = EventLog<RequestEvent>()
+            func record(_ event: RequestEvent) { log.append(event) }
+        }
+        let events = Events()
+        let transport = StubTransport { _ in .respond(status: 503, headers: ["Set-Cookie": "session=cookie-secret"]) }
+        let scheduler = RequestScheduler { configuration in
+            configuration.transport = transport
+            configuration.eventMonitors = [events]
+            configuration.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: 0)
+        }
+        let api = APIClient(baseURL: URL(string: "https://user:password-secret@api.test/v1")!, scheduler: scheduler,
+                            bearerToken: { "token-secret" })
+        let failed = EventLog<ServiceError>()
+        api.send(Resource<User>(.put, path: "users", query: [URLQueryItem(name: "key", value: "url-secret")],
+                                body: .data(Data("body-secret".utf8), contentType: "text/plain"))) { result in
+            if let error = result.failure { failed.append(error) }
+        }
+        await failed.wait(for: 1)
+
+        // Then every event names the request without them
+        let recorded = await events.log.wait(for: 5)
+        #expect(recorded.map { String(describing: $0).prefix(while: { $0 != " " }) } == ["enqueued", "started", "retried", "started", "failed"])
+        for event in recorded {
             for text in [String(describing: event), String(reflecting: event)] {
-                for secret in ["token-secret", "url-secret", "body-secret", "cookie-secret"] {
+                for secret in ["token-secret", "url-secret", "body-secret", "cookie-secret", "password-secret"] {
                     #expect(!text.contains(secret), "\(secret) in \(text)")
                 }
             }
         }
-        #expect(String(describing: events[0]).contains("GET https://api.test/v1/users"))
+        #expect(String(describing: recorded[0]).contains("PUT https://api.test/v1/users"))
+        if case .failed(let caller, _, _) = recorded[4] {
+            #expect(caller.url == URL(string: "https://api.test/v1/users"))
+            #expect(caller.method == "PUT")
+        }
     }
 
     private func dumped(_ error: ServiceError) -> String {

@@ -85,16 +85,16 @@ private final class StoryRecorder: RequestEventMonitor {
 
     func record(_ event: RequestEvent) {
         switch event {
-        case let .enqueued(id, priority, _): lines.append("enqueued \(id) \(priority)")
-        case let .joined(id, priority, _): lines.append("joined \(id) \(priority)")
-        case let .started(request, _): lines.append("started \(request.url?.path ?? "")")
+        case let .enqueued(caller): lines.append("enqueued \(caller.id) \(caller.priority)")
+        case let .joined(caller): lines.append("joined \(caller.id) \(caller.priority)")
+        case let .started(call, _): lines.append("started \(call.url?.path ?? "")")
         case let .retried(_, attempt, _, _): lines.append("retried \(attempt)")
-        case let .succeeded(id, _, metrics): lines.append("succeeded \(id)\(metrics.wasShared ? " shared" : "")")
-        case let .failed(id, _, error, _): lines.append("failed \(id) \(error)")
-        case let .cancelled(id, _): lines.append("cancelled \(id)")
-        case let .promoted(request, _, to): lines.append("promoted \(request.url?.path ?? "") to \(to)")
+        case let .succeeded(caller, metrics): lines.append("succeeded \(caller.id)\(metrics.wasShared ? " shared" : "")")
+        case let .failed(caller, error, _): lines.append("failed \(caller.id) \(error)")
+        case let .cancelled(caller): lines.append("cancelled \(caller.id)")
+        case let .promoted(call, _, to): lines.append("promoted \(call.url?.path ?? "") to \(to)")
         case let .hostHealthChanged(host, health): lines.append("\(host) \(health)")
-        case let .outcomeKept(request, _): lines.append("kept \(request.url?.path ?? "")")
+        case let .outcomeKept(call, _): lines.append("kept \(call.url?.path ?? "")")
         }
     }
 }

@@ -97,8 +97,7 @@ public struct PostsService: Sendable {
         _ draft: PostDraft, group: RequestGroup? = nil,
         completion: @escaping @Sendable (Result<Reply<Post>, ServiceError>) -> Void
     ) -> RequestHandle {
-        client.scheduler.sendForReply(client.endpoint(.create(draft)), priority: .critical, group: group,
-                                         completion: completion)
+        client.sendForReply(.create(draft), priority: .critical, group: group, completion: completion)
     }
 
     /// One post.

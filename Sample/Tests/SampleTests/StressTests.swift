@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerTesting
 import SocialApp
 import SocialServer
 import Testing
@@ -13,7 +14,8 @@ extension HeavyTests {
     @Suite struct StressTests {
         @Test func tenThousandIdenticalPostsReachTheServerOnce() async throws {
             let tally = Tally()
-            try await Fixture.with(eventMonitors: [tally]) { fixture in
+            let audit = SchedulerAudit()
+            try await Fixture.with(eventMonitors: [tally, audit]) { fixture in
                 _ = try await fixture.logIn()
                 let callers = 10_000
                 let draft = PostDraft(text: "Stress \(UUID().uuidString)")
@@ -46,7 +48,10 @@ extension HeavyTests {
                 await tasks.value
 
                 #expect(await ledger.ended.wait(for: callers, timeout: 120) == callers)
-                #expect(ledger.callersNotEndedOnce.isEmpty)
+                let report = await audit.report(for: fixture.api.scheduler, timeout: 120)
+                #expect(report.isClean, "\(report)")
+                #expect(report.callers == callers + 1)
+                #expect(report.networkCalls("POST /posts") == 1, "\(report)")
                 let posts = ledger.results.compactMap { try? $0.get() }
                 #expect(posts.count == callers)
                 #expect(Set(posts.map(\.id)).count == 1)
@@ -57,10 +62,11 @@ extension HeavyTests {
         @Test(arguments: [0xC0FFEE] as [UInt64])
         func tenThousandMixedRequestsEachEndExactlyOnce(seed: UInt64) async throws {
             let tally = Tally()
+            let audit = SchedulerAudit()
             let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0.005, maxDelay: 0.05)
             // Keyed POSTs whose callers leave run on to their end; with a window of 0 their outcomes
             // are not kept afterwards, so that "nothing is left" below holds once the queues drain.
-            try await Fixture.with(retryPolicy: policy, eventMonitors: [tally], configure: { $0.keptOutcomeWindow = 0 }) { fixture in
+            try await Fixture.with(retryPolicy: policy, eventMonitors: [tally, audit], configure: { $0.keptOutcomeWindow = 0 }) { fixture in
                 _ = try await fixture.logIn()
                 fixture.server.faults[.user] = Fault(status: 503, failFirst: 400)
                 fixture.server.faults[.friends] = Fault(resetConnection: true, failFirst: 150)
@@ -81,7 +87,6 @@ extension HeavyTests {
                 #expect(await done.wait(for: workers, timeout: 120) == workers)
 
                 #expect(await ledger.ended.wait(for: callers, timeout: 180) == callers)
-                #expect(ledger.callersNotEndedOnce.isEmpty)
                 let kinds = Dictionary(grouping: ledger.results, by: MixedLoad.kind).mapValues(\.count)
                 for kind in ["success", "cancelled", "server", "timedOut", "connectivity"] {
                     #expect((kinds[kind] ?? 0) > 0, "no caller ended as \(kind): \(kinds)")
@@ -99,11 +104,11 @@ extension HeavyTests {
                 #expect(started - arrived <= kinds["cancelled"] ?? 0)
                 #expect(fixture.server.arrivals.count(.friends) >= tally.startedPaths.withLockedValue { $0.count(where: resetting) })
 
-                // Nothing is left: no caller, call, key, queued operation or URLSession task.
-                let drained = WaitableCount()
-                Task { await fixture.api.scheduler.queuesDrained(); drained.add() }
-                #expect(await drained.wait(for: 1, timeout: 30) == 1)
-                #expect(fixture.api.scheduler.census == RequestScheduler.Census())
+                // Every caller ended once, and nothing is left: no caller, call, key, queued
+                // operation or URLSession task.
+                let report = await audit.report(for: fixture.api.scheduler, timeout: 60)
+                #expect(report.isClean, "seed \(seed): \(report)")
+                #expect(report.callers == callers + 1)
                 #expect(await fixture.session.taskCount() == 0)
             }
         }
@@ -182,7 +187,7 @@ private struct MixedLoad {
     let seed: UInt64
 
     func run(callers: Range<Int>) {
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let groups = (0..<6).map { _ in RequestGroup() }
         var handles: [RequestHandle] = []
         for caller in callers {
@@ -223,19 +228,6 @@ private struct MixedLoad {
         case .failure(let error) where error.serverResponse != nil: "server"
         case .failure: "other"
         }
-    }
-}
-
-/// SplitMix64, so that a run can be replayed by its seed.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

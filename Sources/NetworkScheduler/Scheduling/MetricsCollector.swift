@@ -88,13 +88,13 @@ public final class MetricsCollector: RequestEventMonitor {
                 counts.snapshot.networkCalls += 1
             case .retried:
                 counts.snapshot.retries += 1
-            case .succeeded(_, let priority, let metrics):
+            case .succeeded(let caller, let metrics):
                 counts.snapshot.succeeded += 1
-                counts.queueWait[priority, default: LatencyHistogram()].record(metrics.queuedDuration)
-            case .failed(_, let priority, _, let metrics):
+                counts.queueWait[caller.priority, default: LatencyHistogram()].record(metrics.queuedDuration)
+            case .failed(let caller, _, let metrics):
                 counts.snapshot.failed += 1
                 if metrics.statusCode != nil {
-                    counts.queueWait[priority, default: LatencyHistogram()].record(metrics.queuedDuration)
+                    counts.queueWait[caller.priority, default: LatencyHistogram()].record(metrics.queuedDuration)
                 }
             case .cancelled:
                 counts.snapshot.cancelled += 1

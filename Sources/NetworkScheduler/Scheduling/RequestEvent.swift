@@ -3,34 +3,94 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Something that happened to a request, for logging and metrics.
+/// Something that happened to a request, for logging and metrics. Each names its request by
+/// caller, method and URL, and holds no secret: no header, no body, no query.
+///
+/// ```swift
+/// struct Logger: RequestEventMonitor {
+///     func record(_ event: RequestEvent) {
+///         if case .failed(let caller, let error, _) = event {
+///             print("\(caller.id) \(caller.method) \(caller.url?.path ?? "") failed: \(error)")
+///         }
+///     }
+/// }
+/// ```
 public enum RequestEvent: Sendable {
-    /// A caller's request entered a priority queue as a new network call.
-    case enqueued(RequestHandle.ID, RequestPriority, URLRequest)
+    /// A caller's request entered its host's line as a new network call.
+    case enqueued(Caller)
     /// A caller joined an identical call already in flight instead of making its own.
-    case joined(RequestHandle.ID, RequestPriority, URLRequest)
-    /// A network call started, after waiting `queuedFor` seconds.
-    case started(URLRequest, queuedFor: TimeInterval)
+    case joined(Caller)
+    /// A network call started an attempt, after waiting `queuedFor` seconds.
+    case started(Call, queuedFor: TimeInterval)
     /// A network call will be tried again (`attempt` is the coming attempt's number) after
     /// `after` seconds, because its last attempt ended with `cause`. Also sent when a call is
     /// replayed with a refreshed token, and when it waits for connectivity.
-    case retried(URLRequest, attempt: Int, after: TimeInterval, cause: ServiceError)
+    case retried(Call, attempt: Int, after: TimeInterval, cause: ServiceError)
     /// A caller got its model.
-    case succeeded(RequestHandle.ID, RequestPriority, ResponseMetrics)
+    case succeeded(Caller, ResponseMetrics)
     /// A caller ended with an error other than cancellation.
-    case failed(RequestHandle.ID, RequestPriority, ServiceError, ResponseMetrics)
+    case failed(Caller, ServiceError, ResponseMetrics)
     /// A caller was cancelled, by itself, its group or its Swift task.
-    case cancelled(RequestHandle.ID, RequestPriority)
+    case cancelled(Caller)
     /// A network call waited longer than the maximum wait of its priority
     /// (``RequestScheduler/Configuration-swift.struct/maximumWait``) and moved up one level.
-    case promoted(URLRequest, from: RequestPriority, to: RequestPriority)
+    case promoted(Call, from: RequestPriority, to: RequestPriority)
     /// A call with an `Idempotency-Key` whose callers all left while it was on the wire ended
     /// there, with this status or error; identical requests get it for a while
     /// (``RequestScheduler/Configuration-swift.struct/keptOutcomeWindow``).
-    case outcomeKept(URLRequest, Result<Int, ServiceError>)
+    case outcomeKept(Call, Result<Int, ServiceError>)
     /// A host (`scheme://host:port`) was paused, let a probe through, or became available
     /// again (see ``HostHealth``).
     case hostHealthChanged(host: String, HostHealth)
+}
+
+extension RequestEvent {
+    /// The caller an event is about.
+    public struct Caller: Sendable, Hashable, CustomStringConvertible {
+        /// The caller's ID, as its handle has it.
+        public let id: RequestHandle.ID
+        /// Its priority at the time of the event.
+        public let priority: RequestPriority
+        /// Its request's method.
+        public let method: String
+        /// Its request's URL without query, fragment or credentials; nil if it makes none.
+        public let url: URL?
+
+        /// `#12 high GET https://api.example.com/v1/me`.
+        public var description: String { "\(id) \(priority) \(RequestEvent.line(method, url))" }
+    }
+
+    /// The network call an event is about, shared by one or more callers.
+    public struct Call: Sendable, Hashable, CustomStringConvertible {
+        /// The callers it has at the time of the event, in the order they were sent; none for
+        /// a kept outcome, whose callers left.
+        public let callers: [RequestHandle.ID]
+        /// Its request's method.
+        public let method: String
+        /// Its request's URL without query, fragment or credentials.
+        public let url: URL?
+
+        /// `GET https://api.example.com/v1/me for #12 #15`.
+        public var description: String {
+            RequestEvent.line(method, url) + (callers.isEmpty ? "" : " for " + callers.map(\.description).joined(separator: " "))
+        }
+    }
+
+    /// `url` as an event shows it: scheme, host, port and path, since a query may carry a key
+    /// and the user part a password.
+    static func loggable(_ url: URL?) -> URL? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.query = nil
+        components.fragment = nil
+        components.user = nil
+        components.password = nil
+        return components.url
+    }
+
+    fileprivate static func line(_ method: String, _ url: URL?) -> String {
+        guard let url else { return method }
+        return "\(method) \(url.absoluteString)"
+    }
 }
 
 /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
@@ -41,32 +101,25 @@ public protocol RequestEventMonitor: Sendable {
 }
 
 extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
-    /// The event, the caller, and the request's method, host and path: no header, no body and
-    /// no query (which may carry a key), so that a log of events holds no secret.
+    /// The event, its callers, and the request's method and URL without query: nothing that
+    /// can hold a secret, so that a log of events holds none.
     public var description: String {
         switch self {
-        case let .enqueued(id, priority, request): "enqueued \(id) \(priority) \(Self.line(of: request))"
-        case let .joined(id, priority, request): "joined \(id) \(priority) \(Self.line(of: request))"
-        case let .started(request, queuedFor): "started \(Self.line(of: request)) after \(queuedFor) s"
-        case let .retried(request, attempt, after, cause):
-            "retried \(Self.line(of: request)) as attempt \(attempt) after \(after) s, because of \(cause)"
-        case let .succeeded(id, priority, metrics): "succeeded \(id) \(priority) \(metrics.statusCode.map(String.init) ?? "")"
-        case let .failed(id, priority, error, _): "failed \(id) \(priority) \(error)"
-        case let .cancelled(id, priority): "cancelled \(id) \(priority)"
-        case let .promoted(request, from, to): "promoted \(Self.line(of: request)) from \(from) to \(to)"
+        case .enqueued(let caller): "enqueued \(caller)"
+        case .joined(let caller): "joined \(caller)"
+        case let .started(call, queuedFor): "started \(call) after \(queuedFor) s"
+        case let .retried(call, attempt, after, cause):
+            "retried \(call) as attempt \(attempt) after \(after) s, because of \(cause)"
+        case let .succeeded(caller, metrics): "succeeded \(caller) \(metrics.statusCode.map(String.init) ?? "")"
+        case let .failed(caller, error, _): "failed \(caller): \(error)"
+        case .cancelled(let caller): "cancelled \(caller)"
+        case let .promoted(call, from, to): "promoted \(call) from \(from) to \(to)"
         case let .hostHealthChanged(host, health): "\(host) \(health)"
-        case let .outcomeKept(request, outcome):
-            "kept \(Self.line(of: request)): \((try? outcome.get()).map(String.init) ?? "\(outcome)")"
+        case let .outcomeKept(call, outcome):
+            "kept \(call): \((try? outcome.get()).map(String.init) ?? "\(outcome)")"
         }
     }
 
     /// The same as ``description``.
     public var debugDescription: String { description }
-
-    private static func line(of request: URLRequest) -> String {
-        let method = request.httpMethod ?? "GET"
-        guard let url = request.url else { return method }
-        let port = url.port.map { ":\($0)" } ?? ""
-        return "\(method) \(url.scheme ?? "")://\(url.host ?? "")\(port)\(url.path)"
-    }
 }

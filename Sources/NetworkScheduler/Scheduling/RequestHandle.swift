@@ -114,6 +114,12 @@ public final class RequestHandle: @unchecked Sendable {
     /// Its resource's tags (``Resource/tagged(_:)``).
     public var tags: Set<String> { submission.tags }
 
+    /// This caller as its events name it.
+    var eventCaller: RequestEvent.Caller {
+        let target = submission.target
+        return RequestEvent.Caller(id: id, priority: priority, method: target.method, url: RequestEvent.loggable(target.url))
+    }
+
     /// Records the priority its scheduler gave it, under the scheduler's lock, unless it ended.
     func adopt(_ priority: RequestPriority) {
         state.withLock { state in

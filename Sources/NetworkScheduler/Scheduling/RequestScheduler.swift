@@ -284,9 +284,9 @@ public final class RequestScheduler: Sendable {
         case .gone:
             break
         case .joined:
-            record(.joined(handle.id, handle.priority, request.urlRequest))
-        case .created(_, let sent):
-            record(.enqueued(handle.id, handle.priority, sent.urlRequest))
+            record(.joined(handle.eventCaller))
+        case .created:
+            record(.enqueued(handle.eventCaller))
         }
     }
 
@@ -301,18 +301,25 @@ public final class RequestScheduler: Sendable {
     /// what the machine decided.
     @discardableResult
     func feed<Result>(_ event: (inout Machine) -> (Result, Machine.Actions)) -> Result {
-        let (result, actions, operations) = state.withLock { machine in
+        let (result, actions, operations, callers) = state.withLock { machine in
             let (result, actions) = event(&machine)
+            let isMonitored = !configuration.eventMonitors.isEmpty
             var operations = SmallBatch<DataTaskOperation>()
             for start in actions.starts {
-                let operation = makeOperation(start)
+                let operation = makeOperation(start, callers: isMonitored ? machine.callerIDs(of: start.id.call) : [])
                 machine.bind(start.id, to: operation)
                 operations.append(operation)
             }
             if let uptime = actions.armTimer { timer.arm(at: uptime) }
-            return (result, actions, operations)
+            // Read under the lock, for the events that name a call's callers.
+            var callers: [CallID: [RequestHandle.ID]] = [:]
+            if isMonitored {
+                for retry in actions.retries { callers[retry.call] = machine.callerIDs(of: retry.call) }
+                for promotion in actions.promotions { callers[promotion.0] = machine.callerIDs(of: promotion.0) }
+            }
+            return (result, actions, operations, callers)
         }
-        perform(actions, starting: operations)
+        perform(actions, starting: operations, callers: callers)
         return result
     }
 
@@ -321,7 +328,8 @@ public final class RequestScheduler: Sendable {
         feed { machine in ((), event(&machine)) }
     }
 
-    private func perform(_ actions: Machine.Actions, starting operations: SmallBatch<DataTaskOperation>) {
+    private func perform(_ actions: Machine.Actions, starting operations: SmallBatch<DataTaskOperation>,
+                         callers: [CallID: [RequestHandle.ID]]) {
         for task in actions.cancels { task.cancel() }
         for (operation, priority) in actions.reprioritized { operation.reprioritize(to: priority) }
         for operation in operations { attempts.addOperation(operation) }
@@ -332,13 +340,15 @@ public final class RequestScheduler: Sendable {
             RequestHandle.complete(actions.deliveries)
         }
         for retry in actions.retries {
-            record(.retried(retry.request.urlRequest, attempt: retry.attempt, after: retry.delay,
-                            cause: Self.cause(of: retry.outcome)))
+            record(.retried(Self.eventCall(retry.request, callers: callers[retry.call] ?? []), attempt: retry.attempt,
+                            after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
         for refresh in actions.refreshes { refreshToken(refresh) }
-        for (request, from, to) in actions.promotions { record(.promoted(request.urlRequest, from: from, to: to)) }
+        for (call, request, from, to) in actions.promotions {
+            record(.promoted(Self.eventCall(request, callers: callers[call] ?? []), from: from, to: to))
+        }
         for (request, outcome) in actions.kept {
-            record(.outcomeKept(request.urlRequest, outcome.map(\.response.statusCode)))
+            record(.outcomeKept(Self.eventCall(request, callers: []), outcome.map(\.response.statusCode)))
         }
         if actions.healthChanges.count > 0 {
             let now = clock.uptimeNanoseconds
@@ -350,14 +360,14 @@ public final class RequestScheduler: Sendable {
 
     /// The operation for one attempt; it builds its `URLRequest` when it starts, on its own
     /// thread. Its deadline is the machine's, not its own.
-    private func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
+    private func makeOperation(_ start: Machine.AttemptStart, callers: [RequestHandle.ID]) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable (URLRequest, TimeInterval) -> Void)?
         if !configuration.eventMonitors.isEmpty {
-            onStart = { [self, waitingSince = start.waitingSince] urlRequest, _ in
+            onStart = { [self, waitingSince = start.waitingSince, request = start.request] _, _ in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = clock.uptimeNanoseconds
-                record(.started(urlRequest, queuedFor: seconds(from: waitingSince, to: now)))
+                record(.started(Self.eventCall(request, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
             }
         }
         var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
@@ -473,10 +483,15 @@ public final class RequestScheduler: Sendable {
 
     func record(_ outcome: RequestOutcome, of handle: RequestHandle, metrics: ResponseMetrics) {
         switch outcome {
-        case .succeeded: record(.succeeded(handle.id, handle.priority, metrics))
-        case .failed(let error): record(.failed(handle.id, handle.priority, error, metrics))
-        case .cancelled: record(.cancelled(handle.id, handle.priority))
+        case .succeeded: record(.succeeded(handle.eventCaller, metrics))
+        case .failed(let error): record(.failed(handle.eventCaller, error, metrics))
+        case .cancelled: record(.cancelled(handle.eventCaller))
         }
+    }
+
+    /// A call as its events name it.
+    static func eventCall(_ request: PreparedRequest, callers: [RequestHandle.ID]) -> RequestEvent.Call {
+        RequestEvent.Call(callers: callers, method: request.method, url: RequestEvent.loggable(request.urlRequest.url))
     }
 
     /// Tells the monitors; `event` is not even built when there are none.
@@ -485,5 +500,12 @@ public final class RequestScheduler: Sendable {
         guard !monitors.isEmpty else { return }
         let event = event()
         for monitor in monitors { monitor.record(event) }
+    }
+}
+
+extension SchedulerMachine where CallerHandle == RequestHandle {
+    /// The IDs of a call's callers, in the order they were sent, for its events.
+    func callerIDs(of call: CallID) -> [RequestHandle.ID] {
+        calls[call.slot].callers.map { callers[$0.slot].handle.id }.sorted { $0.value < $1.value }
     }
 }

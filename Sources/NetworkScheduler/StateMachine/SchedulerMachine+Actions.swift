@@ -26,6 +26,7 @@ extension SchedulerMachine {
 
     /// A call that will be tried again, for the event monitors.
     struct Retry {
+        let call: CallID
         let request: PreparedRequest
         let attempt: Int
         let delay: TimeInterval
@@ -48,9 +49,9 @@ extension SchedulerMachine {
         /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:date:)``.
         var armTimer: UInt64?
         var refreshes = SmallBatch<TokenRefresh>()
-        /// Calls promoted after waiting too long, for the monitors: the request, and the rank
-        /// it rose from and to.
-        var promotions = SmallBatch<(PreparedRequest, from: RequestPriority, to: RequestPriority)>()
+        /// Calls promoted after waiting too long, for the monitors: the call, its request, and
+        /// the rank it rose from and to.
+        var promotions = SmallBatch<(CallID, PreparedRequest, from: RequestPriority, to: RequestPriority)>()
         var retries = SmallBatch<Retry>()
         /// Keyed calls that ran on after their callers left, with their outcome, which is kept
         /// for identical requests.

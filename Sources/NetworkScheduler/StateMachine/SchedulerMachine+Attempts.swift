@@ -87,7 +87,7 @@ extension SchedulerMachine {
         call.promotions += 1
         call.rankSince = now
         line(callID, now: now, into: &actions)
-        actions.promotions.append((call.request, from, call.rank ?? from))
+        actions.promotions.append((callID, call.request, from, call.rank ?? from))
     }
 
     /// A token refresh for `callID` ended: its request, rebuilt with the new token, is sent
@@ -159,12 +159,12 @@ extension SchedulerMachine {
             call.replayedWithNewToken = true
             actions.refreshes.append(TokenRefresh(call: callID, authenticator: authenticator,
                                                   rejected: Self.bearerToken(of: call.request)))
-            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
+            actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
             return
         }
         if isOffline, case .failure(let error) = outcome, error.isConnectivityFailure {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
-            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
+            actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
             line(callID, now: now, into: &actions)
             return
         }
@@ -172,7 +172,7 @@ extension SchedulerMachine {
         if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
                                     isKeyed: call.idempotencyKey != nil, after: outcome, jitter: Double.random(in: 0...1, using: &jitter), date: date) {
             call.attemptNumber += 1
-            actions.retries.append(Retry(request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
+            actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
             if delay > 0 {
                 setTimer(.call(callID), at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {

@@ -109,7 +109,7 @@ extension Result {
 final class EventRecorder: RequestEventMonitor {
     let enqueued = EventLog<RequestHandle.ID>()
     let joined = EventLog<RequestHandle.ID>()
-    let started = EventLog<URLRequest>()
+    let started = EventLog<RequestEvent.Call>()
     let retried = EventLog<Int>()
     let ended = EventLog<RequestEvent>()
     /// The path of each call promoted, and the rank it rose to.
@@ -117,18 +117,18 @@ final class EventRecorder: RequestEventMonitor {
     /// Each host's health as it changed.
     let health = EventLog<HostHealth>()
     /// Keyed calls whose outcome was kept after their callers left.
-    let kept = EventLog<URLRequest>()
+    let kept = EventLog<RequestEvent.Call>()
 
     func record(_ event: RequestEvent) {
         switch event {
-        case .enqueued(let id, _, _): enqueued.append(id)
-        case .joined(let id, _, _): joined.append(id)
-        case .started(let request, _): started.append(request)
+        case .enqueued(let caller): enqueued.append(caller.id)
+        case .joined(let caller): joined.append(caller.id)
+        case .started(let call, _): started.append(call)
         case .retried(_, let attempt, _, _): retried.append(attempt)
         case .succeeded, .failed, .cancelled: ended.append(event)
-        case .promoted(let request, _, let to): promoted.append((request.url?.path ?? "", to))
+        case .promoted(let call, _, let to): promoted.append((call.url?.path ?? "", to))
         case .hostHealthChanged(_, let change): health.append(change)
-        case .outcomeKept(let request, _): kept.append(request)
+        case .outcomeKept(let call, _): kept.append(call)
         }
     }
 }

@@ -210,7 +210,7 @@ struct MachineDriver {
         }
         for caller in actions.cancelled { record(caller, .failure(.cancelled)) }
         if let armTimer = actions.armTimer { armedFor = armTimer }
-        for (request, _, to) in actions.promotions { promotions.append((request.urlRequest.url?.path ?? "", to)) }
+        for (_, request, _, to) in actions.promotions { promotions.append((request.urlRequest.url?.path ?? "", to)) }
         refreshes.append(contentsOf: actions.refreshes)
         for change in actions.healthChanges { healthChanges.append((change.host, change.availability)) }
         for (request, _) in actions.kept { kept.append(request.urlRequest.url?.path ?? "") }

@@ -79,7 +79,7 @@ final class Tally: RequestEventMonitor {
     }
 }
 
-/// Each caller's outcomes, to prove there was exactly one.
+/// Each caller's outcome, by caller.
 final class Ledger<Value: Sendable>: Sendable {
     private let outcomes: NIOLockedValueBox<[[Result<Value, ServiceError>]]>
     let ended = WaitableCount()
@@ -91,11 +91,6 @@ final class Ledger<Value: Sendable>: Sendable {
     func record(_ caller: Int, _ result: Result<Value, ServiceError>) {
         outcomes.withLockedValue { $0[caller].append(result) }
         ended.add()
-    }
-
-    /// Callers with other than exactly one outcome.
-    var callersNotEndedOnce: [Int] {
-        outcomes.withLockedValue { outcomes in outcomes.indices.filter { outcomes[$0].count != 1 } }
     }
 
     /// What `caller` got, if it ended once.
