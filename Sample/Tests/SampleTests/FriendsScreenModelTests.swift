@@ -1,0 +1,132 @@
+import Foundation
+import NetworkScheduler
+import NetworkSchedulerTesting
+import SocialApp
+import Testing
+
+/// The friends screen's model controller tested as an app team would: only with
+/// NetworkSchedulerTesting (a scripted stub, a seeded interleaver, an audit), no server.
+@Suite struct FriendsScreenModelTests {
+    static let me = #"{"id": 1, "name": "Ada", "email": null}"#
+    static let friends = #"[{"id": 2, "name": "Grace", "email": null}, {"id": 3, "name": "Alan", "email": null}]"#
+    static let page = #"{"page": 1, "posts": [], "nextPage": null}"#
+
+    /// The app's networking over `transport`, audited.
+    static func app(_ transport: StubTransport, audit: SchedulerAudit) -> SocialAPI {
+        SocialAPI(baseURL: URL(string: "https://social.test")!,
+                  configuration: RequestScheduler.Configuration(transport: transport, eventMonitors: [audit]))
+    }
+
+    @Test func fiftyScreensOpenedAtOnceShareOneCallPerRequest() async {
+        // Given every answer held until all fifty screens have asked
+        let audit = SchedulerAudit()
+        let transport = StubTransport { _ in .hold }
+        let api = Self.app(transport, audit: audit)
+        let loaded = EventLog<Int>()
+
+        // When fifty screens of the same user open at once, in an order drawn from the seed
+        async let run = Interleaver(seed: 0xF00D).run(callers: 50) { index in
+            let screen = FriendsScreenModel(api: api)
+            audit.watch(screen, as: "screen \(index)")
+            screen.load(user: 1, prefetchPages: 2)
+            loaded.append(index)
+            await screen.settled()
+            return screen.content
+        }
+        await loaded.wait(for: 50)
+        await transport.arrivals.wait(for: 4)
+        transport.release(path: "/me", with: .json(Self.me))
+        transport.release(path: "/users/1/friends", with: .json(Self.friends))
+        transport.release(path: "/feed", with: .json(Self.page))
+        transport.release(path: "/feed", with: .json(Self.page))
+
+        // Then each request reached the network once, every screen shows its friends, every
+        // caller ended once, and no screen is left
+        let screens = await run
+        #expect(screens.unfinished.isEmpty, "\(screens)")
+        #expect(screens.values.allSatisfy { $0.friends.map(\.name) == ["Grace", "Alan"] && $0.errors.isEmpty })
+        let report = await audit.report(for: api.scheduler)
+        #expect(report.isClean, "\(report)")
+        #expect(report.callers == 50 * 4)
+        #expect(report.networkCalls("GET /me") == 1, "\(report)")
+        #expect(report.networkCalls("GET /users/1/friends") == 1, "\(report)")
+        #expect(report.networkCalls("GET /feed") == 2, "\(report)")
+    }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func screensLeftAtRandomMomentsEndEveryRequestAndLeaveNothing(seed: UInt64) async {
+        let audit = SchedulerAudit()
+        let transport = StubTransport(script: [
+            "GET /me": [.delayed(0.005, .json(Self.me))],
+            "GET /users/1/friends": [.delayed(0.01, .json(Self.friends))],
+            "GET /feed": [.delayed(0.02, .json(Self.page))],
+        ])
+        let api = Self.app(transport, audit: audit)
+
+        let run = await Interleaver(seed: seed).run(callers: 40, cancelling: 0.5) { index in
+            let screen = FriendsScreenModel(api: api)
+            audit.watch(screen, as: "screen \(index)")
+            screen.load(user: 1, prefetchPages: 3)
+            await withTaskCancellationHandler { await screen.settled() } onCancel: { screen.leave() }
+            return screen.content
+        }
+
+        #expect(run.unfinished.isEmpty, "\(run)")
+        let report = await audit.report(for: api.scheduler)
+        #expect(report.isClean, "seed \(seed): \(report)")
+        #expect(report.callers == 40 * 5)
+    }
+
+    /// A friends screen written the way trackers' bug reports describe: its completions hold
+    /// it strongly, and leaving it cancels nothing.
+    final class LeakyFriendsScreen: Sendable {
+        private let api: SocialAPI
+        private let friends = EventLog<[User]>()
+
+        init(api: SocialAPI) {
+            self.api = api
+        }
+
+        func load(user: User.ID) {
+            api.friends.loadFriends(of: user, priority: .high) { result in
+                if let users = try? result.get() { self.friends.append(users) }
+            }
+        }
+
+        func leave() {}
+    }
+
+    @Test func theAuditCatchesAScreenThatLeavesItsRequestsBehind() async {
+        // Given the leaky screen, opened and left while its friends are still loading
+        let audit = SchedulerAudit()
+        let transport = StubTransport { _ in .hold }
+        let api = Self.app(transport, audit: audit)
+        do {
+            let screen = LeakyFriendsScreen(api: api)
+            audit.watch(screen, as: "the leaky screen")
+            screen.load(user: 1)
+            screen.leave()
+        }
+        await transport.arrivals.wait(for: 1)
+
+        // Then the audit names the request it left running and the screen it keeps alive
+        let report = await audit.report(for: api.scheduler, timeout: 0.5)
+        #expect(!report.isClean)
+        #expect(report.neverEnded.count == 1)
+        #expect(report.objectsAlive == ["the leaky screen"])
+        #expect(report.census.callers == 1)
+
+        // While the real screen, left the same way, passes the same audit.
+        let fixed = SchedulerAudit()
+        let fixedApp = Self.app(StubTransport { _ in .hold }, audit: fixed)
+        do {
+            let screen = FriendsScreenModel(api: fixedApp)
+            fixed.watch(screen, as: "the friends screen")
+            screen.load(user: 1)
+            screen.leave()
+        }
+        let fixedReport = await fixed.report(for: fixedApp.scheduler)
+        #expect(fixedReport.isClean, "\(fixedReport)")
+        transport.release(with: .json(Self.friends))
+    }
+}
