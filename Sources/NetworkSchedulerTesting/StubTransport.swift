@@ -61,6 +61,7 @@ public final class StubTransport: HTTPTransport {
     ///   - maximumConnectionsPerHost: the scheduler's budget per host.
     ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on: give the scheduler's
     ///     virtual clock to make latency virtual too.
+    ///   - reply: what to do with each request, called as it arrives.
     public convenience init(
         maximumConnectionsPerHost: Int = 6,
         clock: any SchedulerClock = .system,

@@ -3,7 +3,7 @@ import Foundation
 import NetworkScheduler
 
 /// A clock that moves only when the test says: give it to a scheduler
-/// (``RequestScheduler/Configuration-swift.struct/clock``) and to a ``StubTransport``, and
+/// (`RequestScheduler.Configuration.clock`) and to a ``StubTransport``, and
 /// retries, backoffs, `Retry-After` pauses, deadlines, rate limits and latency pass at once.
 ///
 /// ```swift

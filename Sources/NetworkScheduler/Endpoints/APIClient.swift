@@ -48,8 +48,13 @@ public struct APIClient: Sendable {
     /// A client for the server at `baseURL`, sending through `scheduler`.
     ///
     /// - Parameters:
-    ///   - bearerToken: read when each request is built; ignored when `authenticator` is given.
+    ///   - baseURL: the URL resource paths are joined to.
+    ///   - scheduler: the scheduler that runs this client's requests.
+    ///   - defaultHeaders: headers sent with every call to this server (and to no other).
+    ///   - timeout: the most seconds an attempt may take, for resources that set none.
+    ///   - sendsIdempotencyKeys: whether POST and PATCH requests carry an `Idempotency-Key`.
     ///   - authenticator: keeps the token and refreshes it, once for everyone, on a 401.
+    ///   - bearerToken: read when each request is built; ignored when `authenticator` is given.
     public init(
         baseURL: URL,
         scheduler: RequestScheduler,

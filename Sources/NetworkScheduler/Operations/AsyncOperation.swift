@@ -24,8 +24,11 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     /// The current state.
     public var state: State { lockedState.withLock { $0 } }
 
+    /// Always true: the operation goes on after `start()` returns, until it calls `finish()`.
     override open var isAsynchronous: Bool { true }
+    /// Whether it has started and not finished.
     override open var isExecuting: Bool { state == .executing }
+    /// Whether it has finished; its queue then lets it go and its dependents run.
     override open var isFinished: Bool { state == .finished }
 
     /// A cancelled operation reports its outcome (``didSkipExecution()``) before it is marked
@@ -46,7 +49,7 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         try lockedState.withLock { _ in try body() }
     }
 
-    /// The work. Call ``finish()`` when it is done.
+    /// The work. Call `finish()` when it is done.
     open func execute() {
         finish()
     }

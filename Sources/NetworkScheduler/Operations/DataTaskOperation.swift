@@ -87,11 +87,15 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// The priority its task is to have: the policy's, until its callers change theirs.
     private var priority: RequestPriority
 
+    /// An operation that sends `request` through `transport` when a queue starts it.
+    ///
     /// - Parameters:
+    ///   - request: the request to send; its `timeoutInterval` bounds the whole attempt.
+    ///   - transport: what sends it.
+    ///   - policy: the redirects to follow and the response size limit.
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     seconds the operation waited since it was created.
     ///   - onCompletion: called exactly once with the outcome, before the operation finishes.
-    ///   - policy: the redirects to follow and the response size limit.
     public convenience init(
         request: URLRequest,
         transport: any HTTPTransport,
@@ -209,6 +213,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         complete(.failure(.cancelled))
     }
 
+    /// Cancels the operation: its task if it runs (the outcome is then `.cancelled`), or the
+    /// task before it is made, which then never touches the network.
     override public func cancel() {
         super.cancel()
         let running: (any TransportTask)? = withStateLock {

@@ -2,7 +2,7 @@
 ///
 /// With a monitor, requests wait while the device is offline instead of failing: the queues
 /// stop starting calls, and a call that fails for lack of a connection waits to be sent again.
-/// Apple platforms can use ``PathConnectivityMonitor``; tests and servers plug in their own.
+/// Apple platforms can use `PathConnectivityMonitor`; tests and servers plug in their own.
 public protocol ConnectivityMonitor: Sendable {
     /// Whether the network is reachable now.
     var isConnected: Bool { get }

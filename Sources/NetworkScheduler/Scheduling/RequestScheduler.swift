@@ -92,11 +92,14 @@ public final class RequestScheduler: Sendable {
     /// Sends a request; `completion` gets its model or error on the callback queue.
     ///
     /// - Parameters:
+    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or
+    ///     your own `URLRequest` (``Endpoint/init(_:acceptableStatusCodes:deduplication:redirectPolicy:maximumResponseSize:tags:lane:deadline:decoding:)``).
     ///   - priority: its place in the queue; a call shared by several callers runs at the
     ///     highest priority among them.
     ///   - group: the screen (or other scope) whose cancellation cancels this caller.
     ///   - dependencies: requests that must succeed first. If one fails or is cancelled, this
     ///     one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is never sent.
+    ///   - completion: gets the model or the error, once, on the callback queue.
     /// - Returns: the handle to cancel this caller, or to pass to another request's `after:`.
     @discardableResult
     public func send<Model>(

@@ -13,7 +13,7 @@ import FoundationNetworking
 ///
 /// ```swift
 /// let scheduler = RequestScheduler { $0.retryPolicy = RetryPolicy(maxAttempts: 5) }
-/// let upload = Resource<Void>(.put, path: "avatar", body: .data(png), retryPolicy: .never)
+/// let upload = Resource<Void>(.put, path: "avatar", body: .data(png, contentType: "image/png")).retrying(.never)
 /// ```
 public struct RetryPolicy: Sendable, Equatable {
     /// Attempts in all, the first included: 1 means never retry.

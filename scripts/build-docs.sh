@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of NetworkScheduler and NetworkSchedulerTesting with the
+# toolchain's own `docc`, without adding a dependency to the package, into .build/docs (or the
+# folder given). Fails on any DocC warning.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+output="${1:-.build/docs}"
+graphs=$(swift package dump-symbol-graph --skip-synthesized-members --emit-extension-block-symbols 2>&1 \
+    | sed -n 's/^Files written to //p')
+mkdir -p "$output"
+for module in NetworkScheduler NetworkSchedulerTesting; do
+    module_graphs=.build/symbol-graphs/$module
+    rm -rf "$module_graphs"
+    mkdir -p "$module_graphs"
+    cp "$graphs/$module".symbols.json "$module_graphs/"
+    cp "$graphs/$module"@*.symbols.json "$module_graphs/" 2>/dev/null || true
+    docc convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$module_graphs" \
+        --fallback-display-name "$module" --fallback-bundle-identifier "org.networkscheduler.$module" \
+        --output-path "$output/$module.doccarchive" --warnings-as-errors
+done
+# DocC does not warn about a public symbol without documentation: this does.
+python3 - "$graphs" <<'PYTHON'
+import glob, json, sys
+missing = []
+for module in ("NetworkScheduler", "NetworkSchedulerTesting"):
+    for path in glob.glob(f"{sys.argv[1]}/{module}.symbols.json") + glob.glob(f"{sys.argv[1]}/{module}@*.symbols.json"):
+        for symbol in json.load(open(path))["symbols"]:
+            if symbol.get("accessLevel") in ("public", "open") and "docComment" not in symbol \
+                    and symbol["kind"]["identifier"] != "swift.extension":
+                missing.append(".".join(symbol["pathComponents"]))
+if missing:
+    sys.exit("Public symbols without documentation:\n  " + "\n  ".join(sorted(set(missing))))
+PYTHON
+echo "Documentation in $output: NetworkScheduler.doccarchive, NetworkSchedulerTesting.doccarchive"
