@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "friends-demo", targets: ["FriendsDemo"]),
+        .executable(name: "social-server", targets: ["SocialServerCommand"]),
         .library(name: "SocialServer", targets: ["SocialServer"]),
     ],
     dependencies: [
@@ -40,6 +41,13 @@ let package = Package(
             name: "FriendsDemo",
             dependencies: [
                 "SocialServer", "SocialApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "SocialServerCommand",
+            dependencies: [
+                "SocialServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -15,9 +15,26 @@ struct Scenario {
     let metrics: MetricsCollector
     /// What ran in the host's slots, drawn for the steps that are better seen than read.
     let timeline: SlotTimeline
+    /// What the scheduler believes of the network, switched by the connectivity step.
+    let connectivity: SwitchableConnectivity
     let burst: Int
 
-    private var stats: ServerStats { ServerStats(api: api) }
+    var stats: ServerStats { ServerStats(baseURL: api.client.baseURL) }
+
+    /// The steps, in order, as `--help` lists them.
+    static let steps = [
+        "Log in, then load the friends screen: the login first, profile and friends before the prefetch",
+        "Two screens submit the same post at once: without deduplication, then with it",
+        "The user leaves a screen: what had not started never reaches the server",
+        "A burst of identical calls: one network call answers them all",
+        "A screen hidden, then shown again: its requests yield, then go ahead",
+        "A 429 with Retry-After pauses the whole host; one probe goes first",
+        "A 503 with Retry-After: the call is retried when the server said",
+        "A misbehaving server: each failure comes back as its own typed error",
+        "A keyed POST whose connection is lost: sent again, created once",
+        "Tokens expire under twenty requests: one refresh for all of them",
+        "The device goes offline: requests wait, and go when it is back",
+    ]
 
     func run() async throws {
         try await logInAndLoadTheFriendsScreen()
@@ -26,12 +43,17 @@ struct Scenario {
         try await aBurstOfIdenticalCalls()
         try await aScreenHiddenAndShownAgain()
         try await aHostPausedByA429()
+        try await aCallRetriedWhenTheServerSaid()
+        try await aMisbehavingServersTypedErrors()
+        try await aKeyedPostAfterALostConnection()
+        try await tokensExpireUnderManyRequests()
+        try await theDeviceGoesOffline()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while
     /// the feed is prefetched at low priority.
     private func logInAndLoadTheFriendsScreen() async throws {
-        narrator.step(1, "Log in, then load the friends screen: profile and friends at high priority, the feed prefetched at low")
+        narrator.step(1, Self.steps[0])
         server?.faults[.feed] = .latency(milliseconds: 50)
         defer { server?.faults[.feed] = nil }
         let before = try await stats.fetch().arrivals.count
@@ -56,10 +78,32 @@ struct Scenario {
     }
 
     /// 2: the bug that started it all: two screens create the same post at the same moment.
+    /// First as it was (each screen its own POST), then with the scheduler sharing the call.
     private func twoScreensSubmitTheSamePost() async throws {
-        narrator.step(2, "Two screens submit the same post at the same moment")
+        narrator.step(2, Self.steps[1])
+        narrator.say("   Without deduplication (the resource opts out):")
+        let tag = UUID().uuidString.prefix(8)
+        let unshared = {
+            var resource = Resource<Post>.create(PostDraft(text: "Shipping NetworkScheduler! (\(tag), before)"))
+            resource.deduplication = .disabled
+            return resource
+        }()
+        let beforeUnshared = try await stats.count(.createPost)
+        async let x = Self.outcome { [api, unshared] () async throws(ServiceError) in try await api.client.value(for: unshared) }
+        async let y = Self.outcome { [api, unshared] () async throws(ServiceError) in try await api.client.value(for: unshared) }
+        let unsharedResults = await [x, y]
+        let unsharedPOSTs = try await stats.count(.createPost) - beforeUnshared
+        let alreadyExists = unsharedResults.compactMap { result -> ServerErrorResponse? in
+            guard case .failure(let error) = result else { return nil }
+            return error.serverResponse
+        }.filter { $0.statusCode == 409 }
+        narrator.say("   POSTs at the server: \(unsharedPOSTs); one screen got: \(alreadyExists.first?.message ?? "no error")")
+        narrator.check(unsharedPOSTs == 2 && alreadyExists.count == 1,
+                       "without deduplication: two POSTs, and one screen shows an \"already exists\" alert")
+
+        narrator.say("   With the scheduler sharing identical requests (the default):")
         let before = try await stats.count(.createPost)
-        let draft = PostDraft(text: "Shipping NetworkScheduler! (\(UUID().uuidString.prefix(8)))")
+        let draft = PostDraft(text: "Shipping NetworkScheduler! (\(tag), after)")
         let first = ComposeScreenModel(api: api)
         let second = ComposeScreenModel(api: api)
 
@@ -78,7 +122,7 @@ struct Scenario {
 
     /// 3: leaving a screen cancels its group; calls that had not started never reach the server.
     private func theUserLeavesAScreen() async throws {
-        narrator.step(3, "The user opens a screen of eight profiles, then leaves it")
+        narrator.step(3, Self.steps[2])
         server?.faults[.user] = .latency(milliseconds: 200)
         defer { server?.faults[.user] = nil }
         let arrivedBefore = try await stats.count(.user)
@@ -101,7 +145,7 @@ struct Scenario {
 
     /// 4: many callers ask for the same thing at once; one network call serves them all.
     private func aBurstOfIdenticalCalls() async throws {
-        narrator.step(4, "A burst of \(burst) identical calls at once")
+        narrator.step(4, Self.steps[3] + " (\(burst) callers)")
         server?.faults[.feed] = .latency(milliseconds: 300)
         defer { server?.faults[.feed] = nil }
         let before = try await stats.count(.feed)
@@ -126,7 +170,8 @@ struct Scenario {
 
     /// 5: live priority: a screen goes behind another while it loads, then comes back.
     private func aScreenHiddenAndShownAgain() async throws {
-        narrator.step(5, "Screen A loads five profiles, then screen B five others; A is hidden at once, and shown again later")
+        narrator.step(5, Self.steps[4])
+        narrator.say("   Screen A loads five profiles, then screen B five others; A is hidden at once, and shown again later")
         server?.faults[.user] = .latency(milliseconds: 100)
         defer { server?.faults[.user] = nil }
         let before = try await stats.fetch().arrivals.count
@@ -165,7 +210,8 @@ struct Scenario {
 
     /// 6: host health: a 429 with `Retry-After` pauses the whole host, not only the refused call.
     private func aHostPausedByA429() async throws {
-        narrator.step(6, "The server answers the feed 429, Retry-After: 1 s, as a screen asks for six profiles")
+        narrator.step(6, Self.steps[5])
+        narrator.say("   The server answers the feed 429, Retry-After: 1 s, as a screen asks for six profiles")
         guard let server else {
             narrator.say("   (skipped: it needs the embedded server, to make it answer 429)")
             return
@@ -207,6 +253,15 @@ struct Scenario {
                        "one probe went first; the rest started once it was answered")
         narrator.check(screen.content.errors.isEmpty && page != nil && api.scheduler.health(of: api.client.baseURL) == .available,
                        "the profiles and the feed loaded, and the host is available again")
+    }
+
+    /// What `body` returned or threw.
+    static func outcome<Value>(_ body: () async throws(ServiceError) -> Value) async -> Result<Value, ServiceError> {
+        do throws(ServiceError) {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// The user ID of a `GET /users/{id}`, if it is one.
