@@ -18,17 +18,30 @@ for module in NetworkScheduler NetworkSchedulerTesting; do
         --fallback-display-name "$module" --fallback-bundle-identifier "org.networkscheduler.$module" \
         --output-path "$output/$module.doccarchive" --warnings-as-errors
 done
-# DocC does not warn about a public symbol without documentation: this does.
+# DocC warns neither about a public symbol without documentation nor about a function whose
+# parameters are all undocumented: this does.
 python3 - "$graphs" <<'PYTHON'
 import glob, json, sys
 missing = []
 for module in ("NetworkScheduler", "NetworkSchedulerTesting"):
     for path in glob.glob(f"{sys.argv[1]}/{module}.symbols.json") + glob.glob(f"{sys.argv[1]}/{module}@*.symbols.json"):
         for symbol in json.load(open(path))["symbols"]:
-            if symbol.get("accessLevel") in ("public", "open") and "docComment" not in symbol \
-                    and symbol["kind"]["identifier"] != "swift.extension":
-                missing.append(".".join(symbol["pathComponents"]))
+            if symbol.get("accessLevel") not in ("public", "open") or symbol["kind"]["identifier"] == "swift.extension":
+                continue
+            name = ".".join(symbol["pathComponents"])
+            lines = symbol.get("docComment", {}).get("lines")
+            if not lines:
+                missing.append(name)
+                continue
+            # Every parameter of a function, by its name inside the function (operators excepted).
+            doc = "\n".join(line["text"] for line in lines)
+            parameters = symbol.get("functionSignature", {}).get("parameters", [])
+            if symbol["kind"]["identifier"] != "swift.func.op":
+                for parameter in parameters:
+                    inner = parameter.get("internalName", parameter["name"])
+                    if f"- {inner}:" not in doc and f"- Parameter {inner}:" not in doc:
+                        missing.append(f"{name}: parameter {inner}")
 if missing:
-    sys.exit("Public symbols without documentation:\n  " + "\n  ".join(sorted(set(missing))))
+    sys.exit("Public symbols or parameters without documentation:\n  " + "\n  ".join(sorted(set(missing))))
 PYTHON
 echo "Documentation in $output: NetworkScheduler.doccarchive, NetworkSchedulerTesting.doccarchive"

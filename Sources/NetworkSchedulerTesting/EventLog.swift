@@ -32,6 +32,8 @@ public final class EventLog<Element: Sendable>: Sendable {
     public var count: Int { state.withLock { $0.elements.count } }
 
     /// Adds an element, and wakes the waits it completes.
+    ///
+    /// - Parameter element: the value that arrived.
     public func append(_ element: Element) {
         let ready: [(CheckedContinuation<[Element], Never>, [Element])] = state.withLock { state in
             state.elements.append(element)
@@ -47,6 +49,10 @@ public final class EventLog<Element: Sendable>: Sendable {
     /// returns what arrived. The bound only catches a test that would hang: keep it generous,
     /// since a busy machine running suites in parallel under the thread sanitizer can leave a
     /// test without a thread for seconds.
+    ///
+    /// - Parameters:
+    ///   - count: how many elements to wait for, in all.
+    ///   - timeout: the most seconds to wait.
     @discardableResult
     public func wait(for count: Int, timeout: TimeInterval = 60) async -> [Element] {
         await withCheckedContinuation { continuation in
@@ -71,6 +77,10 @@ public final class EventLog<Element: Sendable>: Sendable {
     }
 
     /// ``wait(for:timeout:)`` for a thread that is not in a task: blocks it meanwhile.
+    ///
+    /// - Parameters:
+    ///   - count: how many elements to wait for, in all.
+    ///   - timeout: the most seconds to wait.
     @discardableResult
     public func waitBlocking(for count: Int, timeout: TimeInterval) -> [Element] {
         let done = DispatchSemaphore(value: 0)

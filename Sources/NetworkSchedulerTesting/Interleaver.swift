@@ -18,6 +18,8 @@ public struct Interleaver: Sendable {
     public let seed: UInt64
 
     /// An interleaver whose choices follow from `seed`.
+    ///
+    /// - Parameter seed: the seed every choice follows from.
     public init(seed: UInt64) {
         self.seed = seed
     }

@@ -36,6 +36,8 @@ public final class SchedulerAudit: RequestEventMonitor {
     public init() {}
 
     /// Records one of the scheduler's events.
+    ///
+    /// - Parameter event: what happened.
     public func record(_ event: RequestEvent) {
         let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
             switch event {
@@ -61,6 +63,10 @@ public final class SchedulerAudit: RequestEventMonitor {
 
     /// Watches `object`: the report lists it under `name` if it is still alive at the end (a
     /// model controller, a screen's group, anything that should go away with its screen).
+    ///
+    /// - Parameters:
+    ///   - object: the object that should be gone at the end.
+    ///   - name: how the report names it.
     public func watch(_ object: AnyObject, as name: String) {
         state.withLock { $0.watched.append((name, WeakObject(object))) }
     }
@@ -69,6 +75,10 @@ public final class SchedulerAudit: RequestEventMonitor {
     /// the scheduler's queues have drained, then reports what it found. Objects still alive are
     /// looked at again, a little later, until the bound: a closure may be let go on another
     /// thread just after its caller ended.
+    ///
+    /// - Parameters:
+    ///   - scheduler: the scheduler this audit monitors.
+    ///   - timeout: the most seconds to wait for callers to end and queues to drain.
     public func report(for scheduler: RequestScheduler, timeout: TimeInterval = 30) async -> Report {
         let deadline = DispatchTime.now() + timeout
         await allCallersEnded(timeout: timeout)
@@ -132,6 +142,8 @@ extension SchedulerAudit {
         public let objectsAlive: [String]
 
         /// How many network calls started on `route`, `"METHOD /path"`.
+        ///
+        /// - Parameter route: `METHOD /path`, as `"POST /v1/posts"`.
         public func networkCalls(_ route: String) -> Int {
             networkCallsByRoute[route, default: 0]
         }

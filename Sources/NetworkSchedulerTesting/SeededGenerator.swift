@@ -4,6 +4,8 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// A generator whose numbers follow from `seed`.
+    ///
+    /// - Parameter seed: the seed the numbers follow from.
     public init(seed: UInt64) {
         state = seed
     }

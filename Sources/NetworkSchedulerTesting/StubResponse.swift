@@ -25,31 +25,51 @@ public enum StubResponse: Sendable {
     indirect case delayed(TimeInterval, StubResponse)
 
     /// A JSON body (`Content-Type: application/json`).
+    ///
+    /// - Parameters:
+    ///   - text: the JSON text.
+    ///   - status: the status; 200 by default.
     public static func json(_ text: String, status: Int = 200) -> StubResponse {
         .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "application/json"])
     }
 
     /// A plain-text body.
+    ///
+    /// - Parameters:
+    ///   - text: the text.
+    ///   - status: the status; 200 by default.
     public static func text(_ text: String, status: Int = 200) -> StubResponse {
         .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "text/plain; charset=utf-8"])
     }
 
     /// A status with an empty body: `.status(204)`, `.status(503)`.
+    ///
+    /// - Parameters:
+    ///   - status: the status.
+    ///   - headers: the response's headers.
     public static func status(_ status: Int, headers: [String: String] = [:]) -> StubResponse {
         .respond(status: status, headers: headers)
     }
 
     /// A 5xx with the server's JSON message, as a well-behaved API reports a failure.
+    ///
+    /// - Parameters:
+    ///   - status: the status; 500 by default.
+    ///   - message: the server's message, in the body's `message`.
     public static func serverError(_ status: Int = 500, message: String = "Internal error") -> StubResponse {
         .json(#"{"message": "\#(message)"}"#, status: status)
     }
 
     /// A 429 asking the client to wait `seconds` (`Retry-After`).
+    ///
+    /// - Parameter seconds: the `Retry-After` value.
     public static func tooManyRequests(retryAfter seconds: Int) -> StubResponse {
         .respond(status: 429, headers: ["Retry-After": String(seconds)])
     }
 
     /// A 503 asking the client to wait `seconds` (`Retry-After`).
+    ///
+    /// - Parameter seconds: the `Retry-After` value.
     public static func unavailable(retryAfter seconds: Int) -> StubResponse {
         .respond(status: 503, headers: ["Retry-After": String(seconds)])
     }
@@ -58,6 +78,8 @@ public enum StubResponse: Sendable {
     public static var malformedJSON: StubResponse { .json(#"{"id": 1, "name": "#) }
 
     /// An HTML error page, as a proxy or a misconfigured server answers.
+    ///
+    /// - Parameter status: the status; 502 by default.
     public static func htmlErrorPage(status: Int = 502) -> StubResponse {
         .respond(status: status, body: Data("<html><body><h1>\(status) Bad Gateway</h1></body></html>".utf8),
                  headers: ["Content-Type": "text/html"])

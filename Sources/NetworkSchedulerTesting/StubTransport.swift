@@ -73,6 +73,12 @@ public final class StubTransport: HTTPTransport {
     /// A transport that answers by route, `"METHOD /path"`: each request on a route takes the
     /// next response of its list, and the last one repeats. Other requests get what
     /// `otherwise` returns (a 404 unless you say).
+    ///
+    /// - Parameters:
+    ///   - maximumConnectionsPerHost: the scheduler's budget per host.
+    ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on.
+    ///   - script: by `"METHOD /path"`, the answers in order; the last one repeats.
+    ///   - otherwise: what to do with a request on no scripted route.
     public init(
         maximumConnectionsPerHost: Int = 6,
         clock: any SchedulerClock = .system,
@@ -91,11 +97,18 @@ public final class StubTransport: HTTPTransport {
     public var heldCount: Int { state.withLock { $0.held.count } }
 
     /// How many requests reached the network on `route` (`"POST /v1/posts"`).
+    ///
+    /// - Parameter route: `METHOD /path`, as `"POST /v1/posts"`.
     public func count(_ route: String) -> Int {
         arrivals.elements.lazy.filter { $0.route == route }.count
     }
 
     /// Starts a stub task for `request`, answering as scripted.
+    ///
+    /// - Parameters:
+    ///   - request: the request that reached the network.
+    ///   - policy: the priority it starts with (recorded in ``StubTransport/priorities``).
+    ///   - completion: called once, with the scripted answer or `URLError.cancelled`.
     public func startTask(
         for request: URLRequest,
         policy: TransportPolicy,
@@ -121,6 +134,10 @@ public final class StubTransport: HTTPTransport {
     /// Answers the oldest held request (or the oldest whose path is `path`) with `response`, on
     /// the calling thread: requests released one after another end in that order. Returns
     /// whether there was one.
+    ///
+    /// - Parameters:
+    ///   - path: the path of the request to release; nil for the oldest held.
+    ///   - response: what to answer it.
     @discardableResult
     public func release(path: String? = nil, with response: StubResponse = .json("{}")) -> Bool {
         let held: Held? = state.withLock { state in
@@ -185,6 +202,12 @@ public final class StubTransport: HTTPTransport {
     }
 
     /// The transport's answer to `request`, as a stub builds it.
+    ///
+    /// - Parameters:
+    ///   - request: the request it answers.
+    ///   - status: the status.
+    ///   - body: the body.
+    ///   - headers: the headers.
     public static func response(to request: URLRequest, status: Int, body: Data, headers: [String: String]) -> TransportResponse {
         let response = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
         return TransportResponse(data: body, response: response)

@@ -28,6 +28,8 @@ public final class VirtualClock: SchedulerClock {
     private let state: Protected<State>
 
     /// A clock at `date`; its uptime starts at one second.
+    ///
+    /// - Parameter date: the clock's date at its start.
     public init(startingAt date: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
         state = Protected(State(uptime: 1_000_000_000, date: date))
     }
@@ -45,6 +47,8 @@ public final class VirtualClock: SchedulerClock {
     /// A stub's answer arrives on another thread, in no virtual time but some real time: an
     /// attempt that a timer started during the move may meet its own deadline within the same
     /// move, before its answer is in. Move in steps shorter than your attempts' timeout.
+    ///
+    /// - Parameter seconds: how far to move the clock.
     public func advance(by seconds: TimeInterval) {
         let target = state.withLock { $0.uptime } &+ UInt64(max(0, seconds) * 1_000_000_000)
         while let timer = nextTimer(dueBy: target) {

@@ -80,6 +80,8 @@ public struct APIClient: Sendable {
     }
 
     /// A resource of this client as an endpoint, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    ///
+    /// - Parameter resource: the resource to bind to this client.
     public func endpoint<Model>(_ resource: Resource<Model>) -> Endpoint<Model> {
         let submission = Submission(
             .recipe(EndpointRecipe(defaults: defaults, resource: resource)),
@@ -100,6 +102,8 @@ public struct APIClient: Sendable {
     }
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.
+    ///
+    /// - Parameter resource: the resource to build.
     public func urlRequest<Model>(for resource: Resource<Model>) throws(ServiceError) -> URLRequest {
         try EndpointRecipe(defaults: defaults, resource: resource).prepare().urlRequest
     }
@@ -193,6 +197,16 @@ public struct APIClient: Sendable {
 extension APIClient {
     /// Sends a resource of this client through its scheduler; see
     /// ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    ///
+    /// - Parameters:
+    ///   - resource: a resource of this client.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
+    ///   - completion: gets the model or the error, once, on the scheduler's callback queue.
     @discardableResult
     public func send<Model>(
         _ resource: Resource<Model>,
@@ -206,6 +220,15 @@ extension APIClient {
 
     /// Sends a resource of this client and returns its model; see
     /// ``RequestScheduler/value(for:priority:group:after:)``.
+    ///
+    /// - Parameters:
+    ///   - resource: a resource of this client.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
     public func value<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
@@ -217,6 +240,15 @@ extension APIClient {
 
     /// Sends a resource of this client and returns its model with the response; see
     /// ``RequestScheduler/reply(for:priority:group:after:)``.
+    ///
+    /// - Parameters:
+    ///   - resource: a resource of this client.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
     public func reply<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
@@ -228,6 +260,15 @@ extension APIClient {
 
     /// Sends a resource of this client and returns a task to await later, or to pass to
     /// `after:`; see ``RequestScheduler/task(for:priority:group:after:)``.
+    ///
+    /// - Parameters:
+    ///   - resource: a resource of this client.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
     public func task<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
@@ -240,6 +281,17 @@ extension APIClient {
     /// Sends a resource of this client; `completion` gets its model with the response's
     /// status, headers, timing, and whether the call was shared. See
     /// ``RequestScheduler/sendForReply(_:priority:group:after:completion:)``.
+    ///
+    /// - Parameters:
+    ///   - resource: a resource of this client.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
+    ///   - completion: gets the model with the response, or the error, once, on the scheduler's
+    ///     callback queue.
     @discardableResult
     public func sendForReply<Model>(
         _ resource: Resource<Model>,
@@ -266,6 +318,16 @@ extension APIClient {
     ///     }
     /// }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - resource: a resource of this client.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
+    ///   - completion: gets the model or the error, once, on the main actor.
     @discardableResult
     public func sendOnMainActor<Model>(
         _ resource: Resource<Model>,

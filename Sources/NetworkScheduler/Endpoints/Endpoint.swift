@@ -23,6 +23,18 @@ public struct Endpoint<Model: Sendable>: Sendable {
 
     /// An endpoint for a `URLRequest` you built yourself. On a redirect to another origin it
     /// drops `Authorization`, `Proxy-Authorization` and `Cookie`.
+    ///
+    /// - Parameters:
+    ///   - urlRequest: the request to send, as it is (checked for method, header and scheme syntax).
+    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
+    ///     ``ServiceError/server(_:)``.
+    ///   - deduplication: whether identical requests in flight share one network call.
+    ///   - redirectPolicy: which redirects to follow.
+    ///   - maximumResponseSize: the most bytes of body to read; nil uses the scheduler's limit.
+    ///   - tags: labels that ``RequestScheduler/cancel(where:)`` can select it by.
+    ///   - lane: the serial lane it runs in, if any.
+    ///   - deadline: the most seconds from its send to its outcome, if any.
+    ///   - decoding: how the response becomes the model.
     public init(
         _ urlRequest: URLRequest,
         acceptableStatusCodes: Range<Int> = 200..<300,

@@ -10,11 +10,19 @@ public struct EndpointBody: Sendable {
     let encode: @Sendable () throws -> Data
 
     /// Raw bytes, sent as they are.
+    ///
+    /// - Parameters:
+    ///   - data: the bytes to send.
+    ///   - contentType: its `Content-Type`.
     public static func data(_ data: Data, contentType: String = "application/octet-stream") -> EndpointBody {
         EndpointBody(contentType: contentType, encode: { data })
     }
 
     /// A value encoded as JSON.
+    ///
+    /// - Parameters:
+    ///   - value: the value to encode.
+    ///   - encoder: the encoder; a default one unless you pass another.
     public static func json<Value: Encodable & Sendable>(
         _ value: Value,
         encoder: JSONEncoder = JSONEncoder()

@@ -6,11 +6,15 @@ public struct HTTPVerb: RawRepresentable, Hashable, Sendable, ExpressibleByStrin
     /// A method by name; the name is upper-cased. A name that is not an HTTP token (a space,
     /// a line break) makes every request of that method fail with
     /// ``ServiceError/invalidRequest(reason:)``.
+    ///
+    /// - Parameter rawValue: the method's name, as sent (checked when the request is built).
     public init(rawValue: String) {
         self.rawValue = rawValue.uppercased()
     }
 
     /// A method by name, from a string literal.
+    ///
+    /// - Parameter value: the method's name.
     public init(stringLiteral value: String) {
         self.init(rawValue: value)
     }

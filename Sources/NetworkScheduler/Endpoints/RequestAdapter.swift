@@ -25,6 +25,8 @@ public struct RequestAdapter: Sendable {
     private let adapt: @Sendable (URLRequest) async throws -> URLRequest
 
     /// An adapter that runs `adapt` on each attempt's request.
+    ///
+    /// - Parameter adapt: returns the request to send, from the one about to be sent.
     public init(_ adapt: @escaping @Sendable (URLRequest) async throws -> URLRequest) {
         self.adapt = adapt
     }

@@ -62,6 +62,18 @@ public struct Resource<Model: Sendable>: Sendable {
     public var deadline: TimeInterval?
 
     /// A resource with an explicit way to read its response.
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method; GET by default.
+    ///   - path: the path below the client's base URL (`users/42`), or an absolute URL on another server.
+    ///   - query: query items appended to the URL.
+    ///   - headers: headers of this endpoint; they override the client's.
+    ///   - body: the body, for POST, PUT, PATCH and DELETE.
+    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
+    ///     ``ServiceError/server(_:)``.
+    ///   - timeout: the most seconds an attempt may take on the wire; nil uses the client's.
+    ///   - deduplication: whether identical requests in flight share one network call.
+    ///   - decoding: how the response becomes the model.
     public init(
         _ method: HTTPVerb = .get,
         path: String,
@@ -92,6 +104,8 @@ extension Resource {
     /// let upload = Resource<Receipt>(.post, path: "sync", body: .json(changes)).tagged("sync")
     /// scheduler.cancel { $0.tags.contains("sync") } // the user turned sync off
     /// ```
+    ///
+    /// - Parameter tags: the labels to add.
     public func tagged(_ tags: String...) -> Self {
         var copy = self
         copy.tags.formUnion(tags)
@@ -105,6 +119,10 @@ extension Resource {
     /// ```swift
     /// for change in offlineChanges { api.send(.apply(change).inLane("replay", onFailure: .cancelTheRest)) }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - name: the lane's name; resources with the same name share it.
+    ///   - onFailure: whether a failure runs the requests behind it or cancels them.
     public func inLane(_ name: String, onFailure: Lane.FailurePolicy = .runTheRest) -> Self {
         var resource = self
         resource.lane = Lane(name, onFailure: onFailure)
@@ -118,6 +136,8 @@ extension Resource {
     /// ```swift
     /// let suggestions = try await api.value(for: .suggestions(for: query).within(0.8))
     /// ```
+    ///
+    /// - Parameter seconds: the most seconds from its send to its outcome.
     public func within(_ seconds: TimeInterval) -> Self {
         var resource = self
         resource.deadline = seconds
@@ -125,6 +145,8 @@ extension Resource {
     }
 
     /// This resource with its own retry policy.
+    ///
+    /// - Parameter policy: its retry policy, instead of the scheduler's.
     public func retrying(_ policy: RetryPolicy) -> Self {
         var resource = self
         resource.retryPolicy = policy
@@ -132,6 +154,8 @@ extension Resource {
     }
 
     /// This resource with its own redirect policy.
+    ///
+    /// - Parameter policy: its redirect policy, instead of the client's.
     public func redirecting(_ policy: RedirectPolicy) -> Self {
         var resource = self
         resource.redirectPolicy = policy
@@ -139,6 +163,8 @@ extension Resource {
     }
 
     /// This resource with its own response size limit, in bytes.
+    ///
+    /// - Parameter bytes: the most bytes of body to read, after decompression.
     public func limitingResponses(to bytes: Int) -> Self {
         var resource = self
         resource.maximumResponseSize = bytes
@@ -148,6 +174,8 @@ extension Resource {
     /// This resource with (or without) an `Idempotency-Key`: one fresh key per logical submit,
     /// reused by its retries and shared by identical requests that join it. The server can
     /// then tell a retry from a second submit, so keyed POSTs are retried like PUTs.
+    ///
+    /// - Parameter sends: whether to send a key.
     public func withIdempotencyKey(_ sends: Bool = true) -> Self {
         var resource = self
         resource.sendsIdempotencyKey = sends
@@ -157,6 +185,18 @@ extension Resource {
 
 extension Resource where Model: Decodable {
     /// A resource whose JSON response decodes into `Model`.
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method; GET by default.
+    ///   - path: the path below the client's base URL (`users/42`), or an absolute URL on another server.
+    ///   - query: query items appended to the URL.
+    ///   - headers: headers of this endpoint; they override the client's.
+    ///   - body: the body, for POST, PUT, PATCH and DELETE.
+    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
+    ///     ``ServiceError/server(_:)``.
+    ///   - timeout: the most seconds an attempt may take on the wire; nil uses the client's.
+    ///   - deduplication: whether identical requests in flight share one network call.
+    ///   - decoder: the decoder of the JSON body; a shared default one unless you pass another.
     public init(
         _ method: HTTPVerb = .get,
         path: String,
@@ -176,6 +216,17 @@ extension Resource where Model: Decodable {
 
 extension Resource where Model == Void {
     /// A resource whose response body is ignored.
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method; GET by default.
+    ///   - path: the path below the client's base URL (`users/42`), or an absolute URL on another server.
+    ///   - query: query items appended to the URL.
+    ///   - headers: headers of this endpoint; they override the client's.
+    ///   - body: the body, for POST, PUT, PATCH and DELETE.
+    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
+    ///     ``ServiceError/server(_:)``.
+    ///   - timeout: the most seconds an attempt may take on the wire; nil uses the client's.
+    ///   - deduplication: whether identical requests in flight share one network call.
     public init(
         _ method: HTTPVerb = .get,
         path: String,
@@ -194,6 +245,17 @@ extension Resource where Model == Void {
 
 extension Resource where Model == Data {
     /// A resource whose response body is handed back as it arrived: an image, a file, anything not JSON.
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method; GET by default.
+    ///   - path: the path below the client's base URL (`users/42`), or an absolute URL on another server.
+    ///   - query: query items appended to the URL.
+    ///   - headers: headers of this endpoint; they override the client's.
+    ///   - body: the body, for POST, PUT, PATCH and DELETE.
+    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
+    ///     ``ServiceError/server(_:)``.
+    ///   - timeout: the most seconds an attempt may take on the wire; nil uses the client's.
+    ///   - deduplication: whether identical requests in flight share one network call.
     public init(
         _ method: HTTPVerb = .get,
         path: String,
@@ -212,6 +274,17 @@ extension Resource where Model == Data {
 
 extension Resource where Model == String {
     /// A resource whose response body is read as text, in the charset its `Content-Type` names (UTF-8 if none).
+    ///
+    /// - Parameters:
+    ///   - method: the HTTP method; GET by default.
+    ///   - path: the path below the client's base URL (`users/42`), or an absolute URL on another server.
+    ///   - query: query items appended to the URL.
+    ///   - headers: headers of this endpoint; they override the client's.
+    ///   - body: the body, for POST, PUT, PATCH and DELETE.
+    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
+    ///     ``ServiceError/server(_:)``.
+    ///   - timeout: the most seconds an attempt may take on the wire; nil uses the client's.
+    ///   - deduplication: whether identical requests in flight share one network call.
     public init(
         _ method: HTTPVerb = .get,
         path: String,

@@ -15,6 +15,9 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
 
     /// Decodes the body with your own closure; a thrown error becomes
     /// ``ServiceError/undecodable(_:)``.
+    ///
+    /// - Parameter decode: makes the model from the body and the response; what it throws becomes
+    ///   ``ServiceError/undecodable(_:)``.
     public static func custom(_ decode: @escaping @Sendable (Data, HTTPURLResponse) throws -> Model) -> Self {
         Self(decode: decode, identity: nil)
     }
@@ -38,6 +41,8 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
 
 extension ResponseDecoding where Model: Decodable {
     /// Decodes a JSON body (the default for `Decodable` models).
+    ///
+    /// - Parameter decoder: the decoder; a shared default one unless you pass another.
     public static func json(_ decoder: JSONDecoder = .standard) -> Self {
         Self(decode: { data, _ in try decoder.decode(Model.self, from: data) },
              identity: DecodingIdentity(model: Model.self, reader: ObjectIdentifier(decoder)))

@@ -15,6 +15,8 @@ public final class TokenStore: Sendable {
     private let stored: Locked<String?>
 
     /// A store holding `token`, or none.
+    ///
+    /// - Parameter token: the token to start with, if any.
     public init(_ token: String? = nil) {
         stored = Locked(token)
     }

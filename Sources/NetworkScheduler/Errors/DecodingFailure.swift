@@ -12,6 +12,12 @@ public struct DecodingFailure: Sendable, Equatable, CustomStringConvertible {
     public let bodyPrefix: String
 
     /// A failure with every detail given.
+    ///
+    /// - Parameters:
+    ///   - modelType: the name of the model type being decoded.
+    ///   - codingPath: where in the body decoding failed (`friends[2].email`).
+    ///   - reason: what was wrong there.
+    ///   - bodyPrefix: the start of the body, for the log.
     public init(modelType: String, codingPath: String, reason: String, bodyPrefix: String) {
         self.modelType = modelType
         self.codingPath = codingPath

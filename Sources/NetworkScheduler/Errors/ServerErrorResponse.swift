@@ -13,6 +13,12 @@ public struct ServerErrorResponse: Sendable, Equatable {
     public let headers: [String: String]
 
     /// A server error with every detail given.
+    ///
+    /// - Parameters:
+    ///   - statusCode: the status.
+    ///   - message: the server's own message, if its body had one.
+    ///   - body: the raw body.
+    ///   - headers: the response's headers, names in lowercase.
     public init(statusCode: Int, message: String? = nil, body: Data = Data(), headers: [String: String] = [:]) {
         self.statusCode = statusCode
         self.message = message

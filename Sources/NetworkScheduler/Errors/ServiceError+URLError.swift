@@ -5,6 +5,8 @@ import FoundationNetworking
 
 extension ServiceError {
     /// Maps a transport failure to the error a caller can act on.
+    ///
+    /// - Parameter error: an error from a transport or from your code.
     public init(_ error: any Error) {
         if let serviceError = error as? ServiceError {
             self = serviceError

@@ -73,6 +73,8 @@ public struct UnderlyingError: Error, Sendable, Equatable, CustomStringConvertib
     public let error: any Error
 
     /// Wraps `error`.
+    ///
+    /// - Parameter error: the error to wrap.
     public init(_ error: any Error) {
         self.error = error
     }

@@ -11,6 +11,10 @@ public struct TransportResponse: Sendable {
     public let response: HTTPURLResponse
 
     /// A response with its body.
+    ///
+    /// - Parameters:
+    ///   - data: the body.
+    ///   - response: the status and headers.
     public init(data: Data, response: HTTPURLResponse) {
         self.data = data
         self.response = response
@@ -24,11 +28,15 @@ public protocol TransportTask: Sendable {
 
     /// Tells the task how urgent its request now is: its call's callers changed their
     /// priorities while it ran. A hint, which a transport may ignore (the default does).
+    ///
+    /// - Parameter priority: the priority its call now has.
     func reprioritize(to priority: RequestPriority)
 }
 
 extension TransportTask {
     /// Ignores the hint.
+    ///
+    /// - Parameter priority: the priority its call now has.
     public func reprioritize(to priority: RequestPriority) {}
 }
 
@@ -42,6 +50,11 @@ public protocol HTTPTransport: Sendable {
     /// Starts sending `request` under `policy` (its redirects and its response size limit), and
     /// calls `completion` exactly once, on any thread. The scheduler does not rely on that
     /// call to end the attempt: it ends it itself at its deadline.
+    ///
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - policy: the redirects to follow, the response size limit and the priority.
+    ///   - completion: called exactly once with the response or the error, on any thread.
     func startTask(
         for request: URLRequest,
         policy: TransportPolicy,
@@ -71,6 +84,9 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// A transport over a session of its own with `configuration` (a copy; on Linux without
     /// its `URLCache`).
+    ///
+    /// - Parameter configuration: the session's configuration; its `URLCache` is removed (see the
+    ///   README's platform notes).
     public init(configuration: URLSessionConfiguration = .ephemeral) {
         let copy = (configuration.copy() as? URLSessionConfiguration) ?? configuration
         #if canImport(FoundationNetworking)
@@ -82,6 +98,9 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// A transport over a session like `session`: its configuration, with the transport's own
     /// delegate (which the policy needs). `session` itself sends nothing.
+    ///
+    /// - Parameter session: a session you made: its delegate is not this transport's, so redirects and
+    ///   size limits are not enforced by it.
     public convenience init(session: URLSession) {
         self.init(configuration: session.configuration)
     }
@@ -115,6 +134,11 @@ public final class URLSessionTransport: HTTPTransport {
     static let connectionsKeptPerTransfer = 4
 
     /// Creates and resumes a data task for `request`.
+    ///
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - policy: the redirects to follow and the response size limit.
+    ///   - completion: called exactly once with the response or the error, on any thread.
     public func startTask(
         for request: URLRequest,
         policy: TransportPolicy = TransportPolicy(),
@@ -147,6 +171,8 @@ extension URLSessionTransport {
 extension URLSessionTask: TransportTask {
     /// Sets `priority`, which HTTP/2 on Apple platforms passes to the server as a stream's
     /// weight; FoundationNetworking keeps it and ignores it.
+    ///
+    /// - Parameter priority: the priority its call now has.
     public func reprioritize(to priority: RequestPriority) {
         self.priority = switch priority {
         case .background: 0.1

@@ -30,6 +30,12 @@ public struct TransportPolicy: Sendable {
     public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
 
     /// A policy; every parameter has the default described on its property.
+    ///
+    /// - Parameters:
+    ///   - redirects: which redirects to follow.
+    ///   - maximumResponseSize: the most bytes of body to read.
+    ///   - originBoundHeaders: headers dropped on a redirect to another origin.
+    ///   - priority: the call's priority, a hint for the transport.
     public init(
         redirects: RedirectPolicy = .follow,
         maximumResponseSize: Int = RequestScheduler.Configuration.defaultMaximumResponseSize,

@@ -7,6 +7,8 @@ public protocol ConnectivityMonitor: Sendable {
     /// Whether the network is reachable now.
     var isConnected: Bool { get }
     /// Starts reporting changes; `onChange` is called with each new state.
+    ///
+    /// - Parameter onChange: to call with each new state, on any thread.
     func start(onChange: @escaping @Sendable (_ isConnected: Bool) -> Void)
 }
 

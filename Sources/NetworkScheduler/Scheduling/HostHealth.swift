@@ -38,6 +38,13 @@ public struct HostHealthPolicy: Sendable, Equatable {
     public var adaptsBudget: Bool
 
     /// A policy; every parameter has the default described on its property.
+    ///
+    /// - Parameters:
+    ///   - pausesOnRetryAfter: whether a 429 or 503 with `Retry-After` pauses the host.
+    ///   - failuresBeforePause: failures to connect in a row that pause the host; nil never.
+    ///   - pauseAfterFailures: the first pause after such failures, doubled for each failed probe.
+    ///   - maximumPause: the longest pause, whatever the server asks.
+    ///   - adaptsBudget: whether each host's budget halves on strain and grows back with answers.
     public init(
         pausesOnRetryAfter: Bool = true,
         failuresBeforePause: Int? = nil,
@@ -72,6 +79,10 @@ public struct RateLimit: Sendable, Equatable {
     public var burst: Int
 
     /// A limit of `requestsPerSecond` on average, with bursts of up to `burst`.
+    ///
+    /// - Parameters:
+    ///   - requestsPerSecond: the rate the bucket refills at.
+    ///   - burst: the bucket's size: how many may start at once after a quiet spell.
     public init(requestsPerSecond: Double, burst: Int = 1) {
         precondition(requestsPerSecond > 0, "a rate limit must let requests through")
         self.requestsPerSecond = requestsPerSecond

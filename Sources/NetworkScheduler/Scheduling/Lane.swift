@@ -27,6 +27,10 @@ public struct Lane: Hashable, Sendable {
     public let onFailure: FailurePolicy
 
     /// The lane `name`, with what a failure of this request does to those behind it.
+    ///
+    /// - Parameters:
+    ///   - name: the lane's name; requests with the same name share it.
+    ///   - onFailure: whether a failure runs the rest or cancels them.
     public init(_ name: String, onFailure: FailurePolicy = .runTheRest) {
         self.name = name
         self.onFailure = onFailure

@@ -77,6 +77,8 @@ public final class MetricsCollector: RequestEventMonitor {
     }
 
     /// Counts one event.
+    ///
+    /// - Parameter event: what happened.
     public func record(_ event: RequestEvent) {
         counts.withLock { counts in
             switch event {

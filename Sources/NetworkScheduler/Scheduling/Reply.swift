@@ -16,6 +16,12 @@ public struct ResponseMetrics: Sendable, Equatable {
     public var networkDuration: TimeInterval
 
     /// Metrics with every figure given.
+    ///
+    /// - Parameters:
+    ///   - statusCode: the response's status, if there was one.
+    ///   - wasShared: whether other callers shared the call.
+    ///   - queuedDuration: seconds waited before the last attempt started.
+    ///   - networkDuration: seconds on the wire.
     public init(statusCode: Int? = nil, wasShared: Bool = false, queuedDuration: TimeInterval = 0,
                 networkDuration: TimeInterval = 0) {
         self.statusCode = statusCode

@@ -79,6 +79,8 @@ extension RequestEvent {
     /// `url` as an event shows it: scheme, host, port and path, since a query may carry a key
     /// and the user part a password.
     static func loggable(_ url: URL?) -> URL? {
+        // Most URLs have nothing to remove: those are kept as they are, without a copy.
+        if let url, url.query == nil, url.fragment == nil, url.user == nil, url.password == nil { return url }
         guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         components.query = nil
         components.fragment = nil
@@ -97,6 +99,8 @@ extension RequestEvent {
 /// never under the scheduler's lock: keep it quick and thread-safe.
 public protocol RequestEventMonitor: Sendable {
     /// Called once for each event.
+    ///
+    /// - Parameter event: what happened.
     func record(_ event: RequestEvent)
 }
 

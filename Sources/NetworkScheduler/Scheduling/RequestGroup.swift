@@ -79,6 +79,8 @@ public final class RequestGroup: Sendable {
     /// override func viewWillDisappear(_ animated: Bool) { group.setPriority(.low) }
     /// override func viewWillAppear(_ animated: Bool) { group.setPriority(.high) }
     /// ```
+    ///
+    /// - Parameter priority: the priority every caller of the group gets.
     public func setPriority(_ priority: RequestPriority) {
         let handles = state.withLock { Array($0.members.values) }
         Self.bySchedulers(handles) { scheduler, handles in scheduler.setPriority(priority, of: handles) }

@@ -5,6 +5,16 @@ extension RequestScheduler {
     /// ```swift
     /// let friends = try await scheduler.value(for: api.endpoint(.friends(of: me)), priority: .high)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
+    ///     `URLRequest`.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
     public func value<Model>(
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
@@ -15,6 +25,16 @@ extension RequestScheduler {
     }
 
     /// Sends a request and returns its model with the response's status, headers and timing.
+    ///
+    /// - Parameters:
+    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
+    ///     `URLRequest`.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
     public func reply<Model>(
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
@@ -50,6 +70,16 @@ extension RequestScheduler {
     /// let login = scheduler.task(for: auth.endpoint(.login(credentials)), priority: .critical)
     /// let me = try await scheduler.value(for: api.endpoint(.me), after: [login])
     /// ```
+    ///
+    /// - Parameters:
+    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
+    ///     `URLRequest`.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
     public func task<Model>(
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,

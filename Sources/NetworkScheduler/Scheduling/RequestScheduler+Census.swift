@@ -14,6 +14,12 @@ extension RequestScheduler {
         public let queuedOperations: Int
 
         /// A census with the given counts; `Census()` is an idle scheduler's.
+        ///
+        /// - Parameters:
+        ///   - callers: callers that have not ended.
+        ///   - networkCalls: calls in flight, waiting or between attempts.
+        ///   - registeredKeys: deduplication keys in use.
+        ///   - queuedOperations: operations still in the queues.
         public init(callers: Int = 0, networkCalls: Int = 0, registeredKeys: Int = 0, queuedOperations: Int = 0) {
             self.callers = callers
             self.networkCalls = networkCalls

@@ -104,6 +104,15 @@ extension RequestScheduler {
         ]
 
         /// A configuration; every parameter has the default described on its property.
+        ///
+        /// - Parameters:
+        ///   - transport: what sends requests.
+        ///   - hostBudget: the most attempts per host at once; nil for the transport's limit.
+        ///   - slotsReservedAboveLowPriority: slots that low and background calls leave free.
+        ///   - callbackQueue: where completion handlers run.
+        ///   - eventMonitors: observers of every request's events.
+        ///   - retryPolicy: when to retry a failed call.
+        ///   - connectivityMonitor: tells whether the network is reachable; none by default.
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
             hostBudget: Int? = nil,

@@ -46,6 +46,8 @@ public final class RequestScheduler: Sendable {
     private static let lastID = Locked<UInt64>(0)
 
     /// A scheduler with the given configuration.
+    ///
+    /// - Parameter configuration: how it sends and reports.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         clock = configuration.clock
@@ -83,6 +85,8 @@ public final class RequestScheduler: Sendable {
     }
 
     /// A scheduler with the default configuration, adjusted by `configure`.
+    ///
+    /// - Parameter configure: changes the default configuration.
     public convenience init(_ configure: (inout Configuration) -> Void) {
         var configuration = Configuration()
         configure(&configuration)
@@ -115,6 +119,17 @@ public final class RequestScheduler: Sendable {
 
     /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
     /// timing, and whether the call was shared.
+    ///
+    /// - Parameters:
+    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
+    ///     `URLRequest`.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
+    ///   - completion: gets the model with the response, or the error, once, on the callback queue.
     @discardableResult
     public func sendForReply<Model>(
         _ request: Endpoint<Model>,
@@ -132,6 +147,17 @@ public final class RequestScheduler: Sendable {
     /// ``Configuration-swift.struct/callbackQueue`` is: a `@MainActor` view model updates
     /// itself in it directly. The main queue must be drained: by an app's run loop, or by
     /// `dispatchMain()` or an async `main` in a command-line tool.
+    ///
+    /// - Parameters:
+    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
+    ///     `URLRequest`.
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
+    ///     priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
+    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
+    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
+    ///     never sent.
+    ///   - completion: gets the model or the error, once, on the main actor.
     @discardableResult
     public func sendOnMainActor<Model>(
         _ request: Endpoint<Model>,
@@ -412,6 +438,9 @@ public final class RequestScheduler: Sendable {
     /// scheduler.cancel { $0.url?.host == "cdn.example.com" }
     /// scheduler.cancel { $0.tags.contains("analytics") }
     /// ```
+    ///
+    /// - Parameter isIncluded: true for the requests to cancel; run on the calling thread, outside the
+    ///   scheduler's lock.
     public func cancel(where isIncluded: (RequestHandle) -> Bool) {
         let handles = state.withLock { machine in machine.callerIDs.map { machine.callers[$0.slot].handle } }
         cancel(handles.filter(isIncluded))
@@ -420,6 +449,8 @@ public final class RequestScheduler: Sendable {
     /// Whether the host of `url` takes new attempts: ``HostHealth/available`` unless a 429 or
     /// 503 with `Retry-After`, or failures in a row, paused it (see
     /// ``Configuration-swift.struct/hostHealth``).
+    ///
+    /// - Parameter url: any URL of the host.
     public func health(of url: URL) -> HostHealth {
         guard let name = PreparedRequest.hostKey(of: url) else { return .available }
         let availability = state.withLock { machine in
@@ -430,6 +461,8 @@ public final class RequestScheduler: Sendable {
 
     /// How many attempts the host of `url` may run at once now: ``hostBudget``, or fewer
     /// while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
+    ///
+    /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {
         guard let name = PreparedRequest.hostKey(of: url) else { return hostBudget }
         return state.withLock { machine in machine.hostIndices[name].map { machine.budgets(ofHost: $0).all } ?? hostBudget }

@@ -31,6 +31,14 @@ public struct RetryPolicy: Sendable, Equatable {
     public var retriesNonIdempotentRequests: Bool
 
     /// A policy with the given limits.
+    ///
+    /// - Parameters:
+    ///   - maxAttempts: attempts in all, the first included.
+    ///   - baseDelay: the backoff's first ceiling, in seconds.
+    ///   - maxDelay: the longest wait between attempts.
+    ///   - retryableStatusCodes: statuses worth another try.
+    ///   - maxRetryAfter: the longest `Retry-After` to wait for.
+    ///   - retriesNonIdempotentRequests: whether to retry POST and PATCH without an idempotency key.
     public init(
         maxAttempts: Int = 3,
         baseDelay: TimeInterval = 0.25,
@@ -66,6 +74,8 @@ public struct RetryPolicy: Sendable, Equatable {
     ///     }
     /// }
     /// ```
+    ///
+    /// - Parameter decide: what to do about each failed attempt; runs under the scheduler's lock.
     public func deciding(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) -> RetryPolicy {
         var policy = self
         policy.decider = RetryDecider(decide)
@@ -205,6 +215,8 @@ public final class RetryDecider: Sendable, Equatable {
     let decide: @Sendable (RetryContext) -> RetryDecision
 
     /// A decider that asks `decide`.
+    ///
+    /// - Parameter decide: what to do about each failed attempt.
     public init(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) {
         self.decide = decide
     }

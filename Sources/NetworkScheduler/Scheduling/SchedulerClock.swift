@@ -22,9 +22,13 @@ public protocol SchedulerClock: Sendable {
 /// One timer of a ``SchedulerClock``: each arm replaces the one before.
 public protocol SchedulerTimer: Sendable {
     /// Sets what the timer calls when it fires; called once, before the first arm.
+    ///
+    /// - Parameter handler: called each time the timer fires.
     func start(_ handler: @escaping @Sendable () -> Void)
     /// Fires the timer's handler once the clock reaches `uptimeNanoseconds`, instead of when it
     /// was armed for before; at once if that time has passed.
+    ///
+    /// - Parameter uptimeNanoseconds: the clock's uptime to fire at.
     func arm(at uptimeNanoseconds: UInt64)
     /// Stops the timer for good: its handler is not called again.
     func stop()
