@@ -41,6 +41,8 @@ let package = Package(
             name: "FriendsDemo",
             dependencies: [
                 "SocialServer", "SocialApp",
+                // Its StubConnectivity plays the device going offline.
+                .product(name: "NetworkSchedulerTesting", package: library),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

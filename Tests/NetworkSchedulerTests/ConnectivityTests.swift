@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct ConnectivityTests {
     @Test func requestsWaitWhileOfflineAndRunWhenTheNetworkReturns() async throws {

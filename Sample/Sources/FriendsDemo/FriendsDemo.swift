@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerTesting
 import SocialApp
 import SocialServer
 
@@ -60,7 +61,7 @@ struct FriendsDemo: AsyncParsableCommand {
         let metrics = MetricsCollector()
         let transport = URLSessionTransport()
         let timeline = SlotTimeline(transport)
-        let connectivity = SwitchableConnectivity()
+        let connectivity = StubConnectivity()
         // A budget of two calls per host, so that the queue (and its priorities) can be seen.
         let api = SocialAPI(baseURL: url, configuration: .init(
             transport: timeline,

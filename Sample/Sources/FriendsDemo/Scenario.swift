@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerTesting
 import SocialApp
 import SocialServer
 
@@ -16,7 +17,7 @@ struct Scenario {
     /// What ran in the host's slots, drawn for the steps that are better seen than read.
     let timeline: SlotTimeline
     /// What the scheduler believes of the network, switched by the connectivity step.
-    let connectivity: SwitchableConnectivity
+    let connectivity: StubConnectivity
     let burst: Int
 
     var stats: ServerStats { ServerStats(baseURL: api.client.baseURL) }
