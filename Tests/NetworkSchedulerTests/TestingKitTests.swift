@@ -69,6 +69,38 @@ import Testing
         #expect(transport.arrivals.count == 2)
     }
 
+    @Test func aDeadlineAndARateLimitRunOnTheVirtualClock() async throws {
+        // Given a caller with a ten-second deadline on a held request, and a host limited to
+        // one start a second, on a virtual clock
+        let clock = VirtualClock()
+        let transport = StubTransport(clock: clock, script: ["GET /v1/items/1": [.hold], "GET /v1/items/2": [.json(#"{"id": 2}"#)]])
+        let scheduler = RequestScheduler { configuration in
+            configuration.transport = transport
+            configuration.retryPolicy = .never
+            configuration.clock = clock
+            configuration.rateLimits = ["kit.test": RateLimit(requestsPerSecond: 1, burst: 1)]
+        }
+        let api = APIClient(baseURL: URL(string: "https://kit.test/v1")!, scheduler: scheduler, timeout: 3_600)
+        let first = EventLog<Result<Item, ServiceError>>()
+        let second = EventLog<Result<Item, ServiceError>>()
+        api.send(Resource<Item>(path: "items/1").within(10)) { first.append($0) }
+        await transport.arrivals.wait(for: 1)
+        api.send(Resource<Item>(path: "items/2")) { second.append($0) }
+
+        // When the clock moves half a second, the limited host starts nothing more (a short
+        // real wait for an arrival that must not come)
+        clock.advance(by: 0.5)
+        #expect(await transport.arrivals.wait(for: 2, timeout: 0.2).count == 1)
+
+        // Then a second after the first start the next one goes, and at ten the deadline ends
+        // the held caller
+        clock.advance(by: 0.5)
+        #expect(await second.wait(for: 1).first.flatMap { try? $0.get() } == Item(id: 2))
+        #expect(first.count == 0)
+        clock.advance(by: 9)
+        #expect(await first.wait(for: 1).first?.failure == .deadlineExceeded)
+    }
+
     @Test func aDelayedAnswerWaitsForTheClock() async throws {
         let clock = VirtualClock()
         let transport = StubTransport(clock: clock) { _ in .delayed(5, .json(#"{"id": 3}"#)) }
@@ -121,8 +153,10 @@ import Testing
     }
 
     @Test func anInterleaverReplaysItsCancellationsFromItsSeedAndNamesCallersThatHang() async {
+        // A caller that never returns until its task is cancelled: a stream that never yields.
         let hang: @Sendable (Int) async throws -> Int = { index in
-            try await Task.sleep(nanoseconds: 3_600_000_000_000)
+            let nothing = AsyncStream<Never> { _ in }
+            for await _ in nothing {}
             return index
         }
         let first = await Interleaver(seed: 42).run(callers: 40, cancelling: 0.5, timeout: 30) { index in index }
