@@ -23,6 +23,32 @@ import Testing
         #expect(try await outcomes.wait(for: 1)["me"]?.get().id == 1)
     }
 
+    /// Dependents sent while their dependency's completion runs are released in the order they
+    /// were sent, those that arrived during the delivery with those after: an urgent one sent
+    /// first never finds a prefetch sent after it on the wire ahead of it.
+    @Test func dependentsSentWhileTheirDependencyEndsAreReleasedInTheOrderSent() async {
+        var overtaken: [Int] = []
+        for round in 0..<300 {
+            // A budget of two, of which low priority may take one: the two urgent dependents
+            // take both slots if they are released first.
+            let harness = Harness(budget: 2) { request in request.url?.path == "/v1/login" ? .json(userJSON) : .hold }
+            let login = harness.api.send(Resource<User>(.post, path: "login"), priority: .critical) { result in
+                // Some work in the completion, as an app does, to widen the window.
+                _ = (0..<200).map { String($0) }.joined()
+            }
+            for path in ["me", "friends"] {
+                harness.api.send(Resource<User>(path: path), priority: .high, after: [login]) { _ in }
+            }
+            for page in 1...3 {
+                harness.api.send(Resource<User>(path: "feed/\(page)"), priority: .low, after: [login]) { _ in }
+            }
+            let arrivals = await harness.transport.arrivals.wait(for: 3)
+            if Set(arrivals.dropFirst().map(\.path)) != ["/v1/me", "/v1/friends"] { overtaken.append(round) }
+            harness.scheduler.cancelAll()
+        }
+        #expect(overtaken.isEmpty, "a prefetch started before an urgent dependent in rounds \(overtaken)")
+    }
+
     @Test func aFailedDependencyFailsTheDependentWithoutTouchingTheNetwork() async {
         let harness = Harness { request in request.url?.path == "/v1/login" ? .json(#"{"message": "bad password"}"#, status: 401) : .json(userJSON) }
         let outcomes = Outcomes<User>()

@@ -228,13 +228,19 @@ public final class RequestHandle: @unchecked Sendable {
     /// Runs the caller's completion, once it is claimed.
     func deliverNow(_ result: CallResult) {
         let outcome = deliver(result)
-        let observers: [Observer] = state.withLock { state in
-            guard case .delivering(let observers) = state.phase else { return [] }
-            state.phase = .finished(outcome)
-            return observers
-        }
         group?.remove(id)
-        for observer in observers { observer(outcome) }
+        // The caller is finished only once no observer is left: one that arrives while earlier
+        // ones run joins them, instead of running at once on its own thread and overtaking
+        // them (a prefetch sent after an urgent dependent would then start first).
+        while true {
+            let observers: [Observer] = state.withLock { state in
+                guard case .delivering(let observers) = state.phase else { return [] }
+                state.phase = observers.isEmpty ? .finished(outcome) : .delivering(observers: [])
+                return observers
+            }
+            guard !observers.isEmpty else { break }
+            for observer in observers { observer(outcome) }
+        }
         // Last, so that a monitor sees a caller end only once its dependents and group know.
         scheduler.record(outcome, of: self, metrics: result.metrics)
     }
