@@ -5,19 +5,23 @@ import PackageDescription
 // A path dependency is named after its folder, which differs between clones.
 let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
 
-/// Transports and integrations that depend on other packages, so that the library itself
-/// depends on none. Tested by the Sample's suites, against its server.
+/// Transports and bridges that depend on other packages, so that the library itself depends
+/// on none: AsyncHTTPClient as a transport, swift-log and swift-metrics as event monitors.
 let package = Package(
     name: "Integrations",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "NetworkSchedulerAsyncHTTPClient", targets: ["NetworkSchedulerAsyncHTTPClient"]),
+        .library(name: "NetworkSchedulerLogging", targets: ["NetworkSchedulerLogging"]),
+        .library(name: "NetworkSchedulerMetrics", targets: ["NetworkSchedulerMetrics"]),
     ],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -29,6 +33,35 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ]
+        ),
+        .target(
+            name: "NetworkSchedulerLogging",
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "NetworkSchedulerMetrics",
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "IntegrationsTests",
+            dependencies: [
+                "NetworkSchedulerAsyncHTTPClient", "NetworkSchedulerLogging", "NetworkSchedulerMetrics",
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerTesting", package: library),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ],

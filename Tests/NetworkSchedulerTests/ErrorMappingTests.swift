@@ -16,19 +16,19 @@ import NetworkSchedulerTesting
         (.serverCertificateUntrusted, "secureConnectionFailed"), (.httpTooManyRedirects, "transport"),
     ])
     func urlErrorsMapToWhatACallerCanActOn(code: URLError.Code, expected: String) {
-        #expect(Self.kind(ServiceError(URLError(code))) == expected)
+        #expect(ServiceError(URLError(code)).caseName == expected)
     }
 
     @Test func aTransferClosedMidBodyIsALostConnection() {
         // What FoundationNetworking reports when the server closes the connection mid-body.
         let closed = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "transfer closed with 4075 bytes remaining to read"])
         #expect(ServiceError(closed).urlError?.code == .networkConnectionLost)
-        #expect(Self.kind(ServiceError(closed)) == "connectionLost")
-        #expect(Self.kind(ServiceError(URLError(.unknown))) == "transport")
+        #expect(ServiceError(closed).caseName == "connectionLost")
+        #expect(ServiceError(URLError(.unknown)).caseName == "transport")
         // And when it closes the connection without answering at all.
         let reset = URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "Empty reply from server"])
         #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
-        #expect(Self.kind(ServiceError(URLError(.badServerResponse))) == "badServerResponse")
+        #expect(ServiceError(URLError(.badServerResponse)).caseName == "badServerResponse")
         // And when libcurl's own resends on fresh connections all died.
         let died = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "Connection died, tried 5 times before giving up"])
         #expect(ServiceError(died).urlError?.code == .networkConnectionLost)
@@ -40,7 +40,7 @@ import NetworkSchedulerTesting
         // connection that a restarting server had closed: lost, so a keyed POST is retried.
         let reset = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: message])
         #expect(ServiceError(reset).urlError?.code == .networkConnectionLost)
-        #expect(Self.kind(ServiceError(reset)) == "connectionLost")
+        #expect(ServiceError(reset).caseName == "connectionLost")
     }
 
     @Test func aRefusedConnectionInLibcurlsWordsIsCannotConnect() {
@@ -49,7 +49,7 @@ import NetworkSchedulerTesting
             NSLocalizedDescriptionKey: "Failed to connect to 127.0.0.1 port 37947 after 0 ms: Couldn't connect to server",
         ])
         #expect(ServiceError(refused).urlError?.code == .cannotConnectToHost)
-        #expect(Self.kind(ServiceError(refused)) == "cannotConnect")
+        #expect(ServiceError(refused).caseName == "cannotConnect")
     }
 
     @Test func aNonURLErrorIsKeptAsItWasThrown() {
@@ -61,7 +61,7 @@ import NetworkSchedulerTesting
     func anUnreadableReplyBlamesTheServerNotTheCaller(message: String) {
         // What libcurl says, under unsupportedURL, of a reply that is not HTTP.
         let garbled = URLError(.unsupportedURL, userInfo: [NSLocalizedDescriptionKey: message])
-        #expect(Self.kind(ServiceError(garbled)) == "badServerResponse")
+        #expect(ServiceError(garbled).caseName == "badServerResponse")
     }
 
     @Test func anErrorPrintsNoHeaderValueBodyOrURL() {
@@ -256,27 +256,5 @@ import NetworkSchedulerTesting
 
     private func failure(for reply: StubResponse) async -> ServiceError? {
         await failure(for: reply, resource: Resource<User>(path: "users/1"))
-    }
-
-    static func kind(_ error: ServiceError) -> String {
-        switch error {
-        case .noConnection: "noConnection"
-        case .cannotConnect: "cannotConnect"
-        case .connectionLost: "connectionLost"
-        case .secureConnectionFailed: "secureConnectionFailed"
-        case .badServerResponse: "badServerResponse"
-        case .responseTooLarge: "responseTooLarge"
-        case .underlying: "underlying"
-        case .timedOut: "timedOut"
-        case .cancelled: "cancelled"
-        case .deadlineExceeded: "deadlineExceeded"
-        case .lineFull: "lineFull"
-        case .server, .idempotencyKeyInUse, .idempotencyKeyMismatch: "server"
-        case .authenticationFailed: "authenticationFailed"
-        case .undecodable: "undecodable"
-        case .invalidRequest: "invalidRequest"
-        case .dependencyFailed: "dependencyFailed"
-        case .transport: "transport"
-        }
     }
 }

@@ -22,7 +22,7 @@ extension HeavyTests {
 
             func record(_ caller: Int, _ result: Result<User, ServiceError>) {
                 counts.withLock { $0[caller] += 1 }
-                let kind = result.failure.map { ErrorMappingTests.kind($0.rootCause) } ?? "success"
+                let kind = result.failure.map { $0.rootCause.caseName } ?? "success"
                 kinds.withLock { $0[kind, default: 0] += 1 }
                 ended.append(caller)
             }

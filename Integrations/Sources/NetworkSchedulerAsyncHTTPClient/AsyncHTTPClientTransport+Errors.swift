@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import NetworkScheduler
 import NIOCore
+import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
 
@@ -25,6 +26,11 @@ extension AsyncHTTPClientTransport {
             return ServiceError.responseTooLarge(limit: limit)
         case is NIOHTTPDecompression.DecompressionError:
             return URLError(.cannotDecodeContentData)
+        case HTTPParserError.invalidEOFState:
+            // The connection closed before the response ended.
+            return URLError(.networkConnectionLost)
+        case is HTTPParserError:
+            return URLError(.badServerResponse)
         case is NIOConnectionError, is ChannelError:
             return URLError(.cannotConnectToHost)
         case is SocketAddressError:

@@ -7,18 +7,36 @@ import NetworkScheduler
 import NIOCore
 import NIOHTTP1
 
-/// A transport over AsyncHTTPClient (SwiftNIO), for servers on Linux and for any server you
-/// do not trust.
+/// A transport over AsyncHTTPClient (SwiftNIO): for servers on Linux, where it runs requests
+/// several times faster than FoundationNetworking, and for any server you do not trust.
 ///
-/// It follows redirects itself, under each request's ``RedirectPolicy``: a `Location` that does
-/// not make an http(s) URL with a plain host is refused as ``ServiceError/badServerResponse(_:)``
-/// (FoundationNetworking traps the process on some, before any delegate is asked), and one to
-/// another origin drops the credentials and the client's headers. It inflates compressed bodies
-/// with a limit, and reads the body under the request's size limit with backpressure, so a gzip
-/// bomb costs about the limit in memory (FoundationNetworking inflates it whole first).
+/// - **Budget**: the scheduler starts at most ``maximumConnectionsPerHost`` requests per host,
+///   the client's own connection limit, so no request waits inside the client in no useful
+///   order. Over HTTP/2 (which the client negotiates with a server that offers it over TLS)
+///   they share one connection.
+/// - **Deadlines and cancellation**: each request runs under its own deadline, to the
+///   nanosecond (FoundationNetworking's are whole seconds of idle time), and the scheduler's
+///   cancellation cancels the client's request, which closes its HTTP/1 connection.
+/// - **Redirects** are followed here, under each request's ``RedirectPolicy``: a `Location` that
+///   does not make an http(s) URL with a plain host is refused as
+///   ``ServiceError/badServerResponse(_:)``, and one to another origin drops the credentials and
+///   the client's headers.
+/// - **Size**: compressed bodies are inflated with a limit, and the body is read under the
+///   request's size limit with backpressure, so a gzip bomb costs about the limit in memory.
+///
+/// ## Lifecycle
+/// A transport made with ``init(maximumConnectionsPerHost:maximumInflatedSize:)`` owns its
+/// client: ``shutdown()`` shuts it down, and so does the transport's deinitialisation, should
+/// you forget. A transport over a client you give it, with ``init(client:maximumConnectionsPerHost:)``,
+/// leaves that client to you: shut it down after the last scheduler using it is done.
+///
+/// ## Threading
+/// Requests run on the client's event loops; completions arrive on them, and the scheduler
+/// hands results to callers on their callback queues. The transport is `Sendable` and holds
+/// no state of its own: one transport may serve many schedulers.
 ///
 /// ```swift
-/// let transport = AsyncHTTPClientTransport()
+/// let transport = AsyncHTTPClientTransport(maximumConnectionsPerHost: 16)
 /// let scheduler = RequestScheduler { $0.transport = transport }
 /// …
 /// try await transport.shutdown()
@@ -26,13 +44,17 @@ import NIOHTTP1
 public final class AsyncHTTPClientTransport: HTTPTransport {
     /// The client that sends the requests.
     public let client: HTTPClient
-    /// How many requests to one host the scheduler starts at once.
+    /// How many requests to one host the scheduler starts at once: the client's connection
+    /// limit per host.
     public let maximumConnectionsPerHost: Int
+    /// Whether the transport made its client, and so shuts it down.
+    private let ownsClient: Bool
 
     /// Redirects one request follows at most, as browsers do.
     static let maximumRedirects = 20
 
-    /// A transport over a client of its own, on the shared event loop group.
+    /// A transport over a client of its own, on the shared event loop group, which
+    /// ``shutdown()`` (or the transport's deinitialisation) shuts down.
     ///
     /// - Parameters:
     ///   - maximumConnectionsPerHost: the connections it keeps per host, and so the budget.
@@ -45,18 +67,35 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         )
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = maximumConnectionsPerHost
         self.init(client: HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration),
-                  maximumConnectionsPerHost: maximumConnectionsPerHost)
+                  maximumConnectionsPerHost: maximumConnectionsPerHost, ownsClient: true)
     }
 
-    /// A transport over `client`, which must not follow redirects itself
-    /// (`redirectConfiguration: .disallow`): the transport does, under each request's policy.
-    public init(client: HTTPClient, maximumConnectionsPerHost: Int = 8) {
+    /// A transport over `client`, which you shut down when you are done with it.
+    ///
+    /// - Parameters:
+    ///   - client: a client that does not follow redirects itself (`redirectConfiguration:
+    ///     .disallow`): the transport does, under each request's policy.
+    ///   - maximumConnectionsPerHost: the client's `concurrentHTTP1ConnectionsPerHostSoftLimit`
+    ///     (8 unless you changed it): the scheduler's budget per host.
+    public convenience init(client: HTTPClient, maximumConnectionsPerHost: Int = 8) {
+        self.init(client: client, maximumConnectionsPerHost: maximumConnectionsPerHost, ownsClient: false)
+    }
+
+    private init(client: HTTPClient, maximumConnectionsPerHost: Int, ownsClient: Bool) {
         self.client = client
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.ownsClient = ownsClient
     }
 
-    /// Shuts the client down; call it before the transport goes away.
+    deinit {
+        // The client keeps itself alive until it is shut down.
+        if ownsClient { _ = client.shutdown() }
+    }
+
+    /// Shuts down the client the transport made, after its requests in flight were cancelled;
+    /// a client you gave it is yours to shut down, and this does nothing.
     public func shutdown() async throws {
+        guard ownsClient else { return }
         try await client.shutdown()
     }
 
@@ -78,11 +117,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Sends `request`, following redirects as `policy` says, and reads the final body.
     private func send(_ request: URLRequest, policy: TransportPolicy) async throws -> TransportResponse {
         var current = request
+        // The whole exchange, redirects included, as the scheduler's own attempt deadline.
+        let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 3_600
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout * 1_000_000_000))
         for _ in 0...Self.maximumRedirects {
             guard let url = current.url else { throw URLError(.badURL) }
-            // The scheduler ends the attempt at its own deadline; this one only bounds the client.
-            let timeout = current.timeoutInterval > 0 ? current.timeoutInterval + 1 : 3_600
-            let response = try await client.execute(Self.clientRequest(current), deadline: .now() + .seconds(Int64(timeout.rounded(.up))))
+            let response = try await client.execute(Self.clientRequest(current), deadline: deadline)
             if let next = try Redirect.next(after: response, of: current, policy: policy) {
                 current = next
                 continue

@@ -127,6 +127,32 @@ extension ServiceError {
         }
     }
 
+    /// The case's name (`timedOut`, `server`, `dependencyFailed`…): a short, stable label that
+    /// holds no secret, for log fields and metric dimensions.
+    public var caseName: String {
+        switch self {
+        case .noConnection: "noConnection"
+        case .cannotConnect: "cannotConnect"
+        case .connectionLost: "connectionLost"
+        case .secureConnectionFailed: "secureConnectionFailed"
+        case .badServerResponse: "badServerResponse"
+        case .responseTooLarge: "responseTooLarge"
+        case .timedOut: "timedOut"
+        case .cancelled: "cancelled"
+        case .deadlineExceeded: "deadlineExceeded"
+        case .lineFull: "lineFull"
+        case .server: "server"
+        case .idempotencyKeyInUse: "idempotencyKeyInUse"
+        case .idempotencyKeyMismatch: "idempotencyKeyMismatch"
+        case .authenticationFailed: "authenticationFailed"
+        case .undecodable: "undecodable"
+        case .invalidRequest: "invalidRequest"
+        case .dependencyFailed: "dependencyFailed"
+        case .transport: "transport"
+        case .underlying: "underlying"
+        }
+    }
+
     /// The failure that stopped this request: for a failed dependency, where the failure
     /// began; for any other error, the error itself.
     public var rootCause: ServiceError {
