@@ -18,8 +18,9 @@ import Testing
         }
     }
 
-    @Test func notFoundCarriesTheServersMessage() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func notFoundCarriesTheServersMessage(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             let failure = await error { _ = try await fixture.api.client.value(for: .user(999)) }
             #expect(failure?.statusCode == 404)
@@ -27,8 +28,9 @@ import Testing
         }
     }
 
-    @Test func anHTMLErrorPageIsAServerErrorWithoutAMessage() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func anHTMLErrorPageIsAServerErrorWithoutAMessage(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.user] = Fault(htmlErrorPage: true)
             let failure = await error { _ = try await fixture.api.client.value(for: .user(1)) }
@@ -42,8 +44,9 @@ import Testing
         }
     }
 
-    @Test func malformedJSONIsUndecodable() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func malformedJSONIsUndecodable(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.me] = Fault(malformedJSON: true)
             let failure = await error { _ = try await fixture.api.client.value(for: .me) }
@@ -55,8 +58,9 @@ import Testing
         }
     }
 
-    @Test func aConnectionClosedMidBodyIsAConnectionFailure() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aConnectionClosedMidBodyIsAConnectionFailure(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.me] = Fault(closeMidBody: true)
             let failure = await error { _ = try await fixture.api.client.value(for: .me) }
@@ -68,8 +72,9 @@ import Testing
         }
     }
 
-    @Test func aSlowServerTimesOut() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aSlowServerTimesOut(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.me] = .latency(milliseconds: 3_000)
             let clock = ContinuousClock()
@@ -81,8 +86,9 @@ import Testing
         }
     }
 
-    @Test func withoutALoginA401EndsAsAFailedAuthentication() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func withoutALoginA401EndsAsAFailedAuthentication(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             let failure = await error { _ = try await fixture.api.client.value(for: .me) }
             guard case .authenticationFailed(let cause)? = failure else {
                 Issue.record("expected authenticationFailed, got \(String(describing: failure))")
@@ -93,8 +99,9 @@ import Testing
         }
     }
 
-    @Test func aWrongPasswordIsUnauthorized() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aWrongPasswordIsUnauthorized(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             let failure = await error {
                 _ = try await fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong"))
             }
@@ -103,13 +110,16 @@ import Testing
         }
     }
 
-    @Test func aServerThatIsNotRunningCannotBeConnectedTo() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aServerThatIsNotRunningCannotBeConnectedTo(over transport: TransportKind) async throws {
         let stopped = try await SocialServer.start()
         let url = stopped.baseURL
         await stopped.stop()
-        let api = SocialAPI(baseURL: url, configuration: .init(retryPolicy: .never))
+        let (made, shutDown) = transport.make()
+        let api = SocialAPI(baseURL: url, configuration: .init(transport: made, retryPolicy: .never))
 
         let failure = await error { _ = try await api.client.value(for: .me) }
+        await shutDown()
 
         guard case .cannotConnect(let urlError)? = failure else {
             Issue.record("expected cannotConnect, got \(String(describing: failure))")
@@ -118,8 +128,9 @@ import Testing
         #expect(urlError.code == .cannotConnectToHost)
     }
 
-    @Test func anInjectedStatusCarriesItsRetryAfterHeader() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func anInjectedStatusCarriesItsRetryAfterHeader(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.feed] = Fault(status: 503, retryAfterSeconds: 7)
             let failure = await error { _ = try await fixture.api.client.value(for: .feed(page: 1)) }
@@ -132,8 +143,9 @@ import Testing
         }
     }
 
-    @Test func aDeletedPostIsGone() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aDeletedPostIsGone(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             let post = try await ComposeScreenModel(api: fixture.api).submit(PostDraft(text: "short-lived")).get().value
             #expect(try await fixture.api.posts.post(post.id) == post)

@@ -39,9 +39,10 @@ import Testing
         }
     }
 
-    @Test func aRetryAfterPausesTheHostForEveryRequestThenAProbeOpensIt() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRetryAfterPausesTheHostForEveryRequestThenAProbeOpensIt(over transport: TransportKind) async throws {
         let story = HostStory()
-        try await Fixture.with(eventMonitors: [story]) { fixture in
+        try await Fixture.with(over: transport, eventMonitors: [story]) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 1, failFirst: 1)
             let limited = Ledger<FeedPage>(callers: 1)
@@ -75,10 +76,11 @@ import Testing
         }
     }
 
-    @Test func aRateLimitedHostStartsNoMoreThanItsBucketAllows() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aRateLimitedHostStartsNoMoreThanItsBucketAllows(over transport: TransportKind) async throws {
         let story = HostStory()
         let limit = RateLimit(requestsPerSecond: 20, burst: 2)
-        try await Fixture.with(eventMonitors: [story], configure: { $0.rateLimits = ["127.0.0.1": limit] }) { fixture in
+        try await Fixture.with(over: transport, eventMonitors: [story], configure: { $0.rateLimits = ["127.0.0.1": limit] }) { fixture in
             let ledger = Ledger<User>(callers: 6)
             for index in 0..<6 {
                 fixture.api.client.send(.user(index + 1)) { ledger.record(index, $0) }

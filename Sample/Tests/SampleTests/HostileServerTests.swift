@@ -10,7 +10,7 @@ import SocialServer
 import Testing
 
 extension HeavyTests {
-    /// A server that misbehaves on purpose, through the real URLSession stack: each fault ends in
+    /// A server that misbehaves on purpose, through each real transport: each fault ends in
     /// a typed error or a correct result, within a bound, with no credential leaving its origin and
     /// no user's answer reaching another, and the process alive. One test at a time: the gzip
     /// bombs are measured by the peak memory of the whole process.
@@ -53,10 +53,11 @@ extension HeavyTests {
 
         // MARK: - Redirects
 
-        @Test func aRedirectToAnotherOriginArrivesWithoutTheTokenCookiesOrClientHeaders() async throws {
+        @Test(arguments: TransportKind.allCases)
+        func aRedirectToAnotherOriginArrivesWithoutTheTokenCookiesOrClientHeaders(over transport: TransportKind) async throws {
             let other = try await SocialServer.start()
             defer { Task { await other.stop() } }
-            try await Fixture.with { fixture in
+            try await Fixture.with(over: transport) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(redirectLocation: "\(other.baseURL.absoluteString)/echo")
                 let echo = Resource<EchoedHeaders>(path: "me", headers: ["Cookie": "session=ada-cookie"])
@@ -70,8 +71,9 @@ extension HeavyTests {
             }
         }
 
-        @Test func aRedirectWithinTheOriginKeepsTheToken() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func aRedirectWithinTheOriginKeepsTheToken(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(redirectLocation: "/echo")
                 let echoed = try await bounded { try await api.value(for: Resource<EchoedHeaders>(path: "me")) }?.get()
@@ -80,10 +82,11 @@ extension HeavyTests {
             }
         }
 
-        @Test func aSameOriginPolicyAnswersARedirectElsewhereWithItsStatus() async throws {
+        @Test(arguments: TransportKind.allCases)
+        func aSameOriginPolicyAnswersARedirectElsewhereWithItsStatus(over transport: TransportKind) async throws {
             let other = try await SocialServer.start()
             defer { Task { await other.stop() } }
-            try await Fixture.with { fixture in
+            try await Fixture.with(over: transport) { fixture in
                 var sameOrigin = try await client(fixture)
                 sameOrigin.redirectPolicy = .sameOrigin
                 let api = sameOrigin
@@ -102,10 +105,11 @@ extension HeavyTests {
 
         // MARK: - Answers that never end
 
-        @Test func aTricklingBodyEndsAtTheAttemptDeadlineAndDoesNotStarveItsHost() async throws {
+        @Test(arguments: TransportKind.allCases)
+        func aTricklingBodyEndsAtTheAttemptDeadlineAndDoesNotStarveItsHost(over transport: TransportKind) async throws {
             // Given four trickling answers on a host of four slots (a byte every 400 ms: the
             // transport's own idle timeout never fires)
-            try await Fixture.with(budget: 4) { fixture in
+            try await Fixture.with(over: transport, budget: 4) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(trickleMilliseconds: 400)
                 let slow = Resource<User>(path: "me", timeout: 1.5)
@@ -123,8 +127,9 @@ extension HeavyTests {
             }
         }
 
-        @Test func aBasicChallengeIsAnAnswerNotAHang() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func aBasicChallengeIsAnAnswerNotAHang(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(basicChallenge: true)
                 let outcome = await bounded { try await api.value(for: .me) }
@@ -135,11 +140,12 @@ extension HeavyTests {
 
         // MARK: - Size
 
-        @Test func aGzipBombFailsAsTooLargeThroughURLSession() async throws {
+        @Test(arguments: TransportKind.allCases)
+        func aGzipBombFailsAsTooLarge(over transport: TransportKind) async throws {
             // FoundationNetworking inflates the whole body before a cancellation takes effect
-            // (64 MiB here, a gigabyte for a 1 MiB bomb): the caller still gets a typed error. The
-            // AsyncHTTPClient transport below bounds the memory too.
-            try await Fixture.with { fixture in
+            // (64 MiB here, a gigabyte for a 1 MiB bomb): the caller still gets a typed error.
+            // AsyncHTTPClient bounds the memory too (below).
+            try await Fixture.with(over: transport) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(gzipBombBytes: 64 * 1_024 * 1_024)
                 let outcome = await bounded { try await api.value(for: Resource<Data>(path: "me", decoding: .data).limitingResponses(to: 1_024 * 1_024)) }
@@ -154,9 +160,8 @@ extension HeavyTests {
 
         // MARK: - Through AsyncHTTPClient: what FoundationNetworking cannot survive
 
-        @Test func aGzipBombOfAGigabyteStopsAtTheLimitInMemoryToo() async throws {
-            let transport = AsyncHTTPClientTransport()
-            try await Fixture.with(transport: transport) { fixture in
+        @Test func throughAsyncHTTPClientAGzipBombOfAGigabyteStopsAtTheLimitInMemoryToo() async throws {
+            try await Fixture.with(over: .asyncHTTPClient) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(gzipBombBytes: 1_024 * 1_024 * 1_024)
                 let before = peakResidentBytes()
@@ -169,15 +174,13 @@ extension HeavyTests {
                 let small = await bounded { try await api.value(for: Resource<Data>(path: "me", decoding: .data)) }
                 #expect(small?.success == Data(count: 100_000))
             }
-            try await transport.shutdown()
         }
 
         @Test(arguments: ["//[::1]:80/", "//a%00b/", "http://a b/", "ftp://127.0.0.1/x", "//user@/x"])
-        func aLocationThatIsNoURLToFollowIsAnErrorNotACrash(location: String) async throws {
+        func throughAsyncHTTPClientALocationThatIsNoURLToFollowIsAnErrorNotACrash(location: String) async throws {
             // Through URLSession on Linux, the first two trap the process inside
             // FoundationNetworking before any delegate is asked.
-            let transport = AsyncHTTPClientTransport()
-            try await Fixture.with(transport: transport) { fixture in
+            try await Fixture.with(over: .asyncHTTPClient) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(redirectLocation: location)
                 let outcome = await bounded { try await api.value(for: Resource<User>(path: "me", timeout: 2)) }
@@ -193,32 +196,13 @@ extension HeavyTests {
                     }
                 }
             }
-            try await transport.shutdown()
-        }
-
-        @Test func throughAsyncHTTPClientARedirectElsewhereDropsTheTokenToo() async throws {
-            let other = try await SocialServer.start()
-            defer { Task { await other.stop() } }
-            let transport = AsyncHTTPClientTransport()
-            try await Fixture.with(transport: transport) { fixture in
-                let api = try await client(fixture)
-                fixture.server.faults[.me] = Fault(redirectLocation: "\(other.baseURL.absoluteString)/echo")
-                let echo = Resource<EchoedHeaders>(path: "me", headers: ["Cookie": "session=ada-cookie"])
-                let echoed = try await bounded { try await api.value(for: echo) }?.get()
-                #expect(other.arrivals.count(.echo) == 1)
-                #expect(echoed?["authorization"] == nil && echoed?["cookie"] == nil && echoed?["x-api-key"] == nil)
-
-                fixture.server.faults[.me] = Fault(redirectLocation: "/echo")
-                let same = try await bounded { try await api.value(for: Resource<EchoedHeaders>(path: "me")) }?.get()
-                #expect(same?["authorization"]?.hasPrefix("Bearer ") == true)
-            }
-            try await transport.shutdown()
         }
 
         // MARK: - Secrets and users
 
-        @Test func aServersCookieStaysOutOfErrorTexts() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func aServersCookieStaysOutOfErrorTexts(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 let api = try await client(fixture)
                 fixture.server.faults[.me] = Fault(status: 500, setCookie: "session=server-secret")
                 let error = try #require(await bounded { try await api.value(for: .me) }?.failure)
@@ -231,8 +215,9 @@ extension HeavyTests {
             }
         }
 
-        @Test func twoUsersAskingTheSameURLAtOnceGetTheirOwnAnswers() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func twoUsersAskingTheSameURLAtOnceGetTheirOwnAnswers(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 let ada = try await fixture.logIn()
                 let grace = try await fixture.api.auth.logIn(Credentials(username: "grace", password: "secret"))
                 let scheduler = fixture.api.scheduler
@@ -252,8 +237,9 @@ extension HeavyTests {
 
         // MARK: - Hostile input
 
-        @Test func aTokenWithALineBreakNeverReachesTheServer() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func aTokenWithALineBreakNeverReachesTheServer(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 _ = try await fixture.logIn()
                 let api = APIClient(baseURL: fixture.server.baseURL, scheduler: fixture.api.scheduler,
                                     bearerToken: { "t0k3n\r\nX-Admin: yes" })
@@ -266,8 +252,9 @@ extension HeavyTests {
             }
         }
 
-        @Test func aPathThatClimbsAboveTheBaseNeverReachesTheServer() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func aPathThatClimbsAboveTheBaseNeverReachesTheServer(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 let api = try await client(fixture)
                 let base = fixture.server.baseURL.appendingPathComponent("users")
                 let below = APIClient(baseURL: base, scheduler: fixture.api.scheduler)

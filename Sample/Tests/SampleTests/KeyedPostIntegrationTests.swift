@@ -7,9 +7,10 @@ import Testing
 /// A keyed POST whose caller leaves once it is on the wire, over real sockets against the
 /// SocialServer.
 @Suite struct KeyedPostIntegrationTests {
-    @Test func aPostWhoseCallerLeftRunsOnAndASecondTapGetsItsAnswer() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aPostWhoseCallerLeftRunsOnAndASecondTapGetsItsAnswer(over transport: TransportKind) async throws {
         let tally = Tally()
-        try await Fixture.with(eventMonitors: [tally]) { fixture in
+        try await Fixture.with(over: transport, eventMonitors: [tally]) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults.hold(.createPost)
             let draft = PostDraft(text: "sent, then the screen closed")

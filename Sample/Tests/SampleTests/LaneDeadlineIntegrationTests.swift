@@ -7,8 +7,9 @@ import Testing
 /// Serial lanes, request deadlines and bounded lines, over real sockets against the
 /// SocialServer.
 @Suite struct LaneDeadlineIntegrationTests {
-    @Test func requestsOfOneLaneReachTheServerOneAtATimeInOrder() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func requestsOfOneLaneReachTheServerOneAtATimeInOrder(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults.hold(.user)
             let ended = WaitableCount()
@@ -27,8 +28,9 @@ import Testing
         }
     }
 
-    @Test func aLaneThatCancelsTheRestOnFailureSendsNothingAfterIt() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aLaneThatCancelsTheRestOnFailureSendsNothingAfterIt(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             let ledger = Ledger<Void>(callers: 2)
             // No post 999: a 404, a failure.
@@ -41,8 +43,9 @@ import Testing
         }
     }
 
-    @Test func aRequestPastItsDeadlineEndsThenWhileTheServerStillHoldsIt() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aRequestPastItsDeadlineEndsThenWhileTheServerStillHoldsIt(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults.hold(.user)
             let ledger = Ledger<User>(callers: 1)
@@ -55,8 +58,9 @@ import Testing
         }
     }
 
-    @Test func aRequestWaitingInLinePastItsDeadlineNeverArrives() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aRequestWaitingInLinePastItsDeadlineNeverArrives(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ledger = Ledger<User>(callers: 1)
             fixture.api.client.send(.user(1).within(0.1)) { ledger.record(0, $0) }
@@ -67,8 +71,9 @@ import Testing
         }
     }
 
-    @Test func aFullLineShedsTheNewestLeastUrgentRequestWhichNeverArrives() async throws {
-        try await Fixture.with(budget: 1, maximumWaitingPerHost: 2) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aFullLineShedsTheNewestLeastUrgentRequestWhichNeverArrives(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1, maximumWaitingPerHost: 2) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ledger = Ledger<User>(callers: 3)
             fixture.api.client.send(.user(1), priority: .low) { ledger.record(0, $0) }

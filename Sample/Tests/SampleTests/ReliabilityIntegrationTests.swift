@@ -13,8 +13,9 @@ import Testing
         Resource(.post, path: "posts", headers: ["Idempotency-Key": key], body: .json(PostDraft(text: text)))
     }
 
-    @Test func aKeyedPostSentAgainGetsTheStoredFirstAnswer() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aKeyedPostSentAgainGetsTheStoredFirstAnswer(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             let first = try await fixture.api.client.reply(for: keyed("once only", key: "k-1"))
             let again = try await fixture.api.client.reply(for: keyed("once only", key: "k-1"))
@@ -26,8 +27,9 @@ import Testing
         }
     }
 
-    @Test func aKeyReusedForAnotherPayloadIsRefused() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aKeyReusedForAnotherPayloadIsRefused(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             _ = try await fixture.api.client.value(for: keyed("first text", key: "k-2"))
             do throws(ServiceError) {
@@ -43,8 +45,9 @@ import Testing
         }
     }
 
-    @Test func aTooManyRequestsAnswerIsWaitedOutAndRetried() async throws {
-        try await Fixture.with(retryPolicy: .init(maxAttempts: 3, baseDelay: 0.01)) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aTooManyRequestsAnswerIsWaitedOutAndRetried(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, retryPolicy: .init(maxAttempts: 3, baseDelay: 0.01)) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 1, failFirst: 1)
             let clock = ContinuousClock()
@@ -57,8 +60,9 @@ import Testing
         }
     }
 
-    @Test func anExpiredTokenIsRefreshedByLoggingInAgain() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func anExpiredTokenIsRefreshedByLoggingInAgain(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             let session = try await fixture.logIn()
             await fixture.server.expireTokens()
 
@@ -70,8 +74,9 @@ import Testing
         }
     }
 
-    @Test func aFailingRouteRecoversWithinTheRetryBudget() async throws {
-        try await Fixture.with(retryPolicy: .init(maxAttempts: 4, baseDelay: 0.01)) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aFailingRouteRecoversWithinTheRetryBudget(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, retryPolicy: .init(maxAttempts: 4, baseDelay: 0.01)) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.user] = Fault(resetConnection: true, failFirst: 2)
             #expect(try await fixture.api.client.value(for: .user(2)).name == "Grace")

@@ -10,8 +10,9 @@ import Testing
 
 /// The scheduler's contracts, crossing the real network stack and counted at the server.
 @Suite struct SchedulingIntegrationTests {
-    @Test func identicalPostsFromTwoScreensReachTheServerOnce() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func identicalPostsFromTwoScreensReachTheServerOnce(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             let draft = PostDraft(text: "Hello from two screens")
             let first = ComposeScreenModel(api: fixture.api)
@@ -29,8 +30,9 @@ import Testing
         }
     }
 
-    @Test func postsWithDifferentBodiesAreNotShared() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func postsWithDifferentBodiesAreNotShared(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             async let a = ComposeScreenModel(api: fixture.api).submit(PostDraft(text: "one"))
             async let b = ComposeScreenModel(api: fixture.api).submit(PostDraft(text: "two"))
@@ -41,9 +43,10 @@ import Testing
         }
     }
 
-    @Test func theSamePostSentAgainLaterIsTheServersConflict() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func theSamePostSentAgainLaterIsTheServersConflict(over transport: TransportKind) async throws {
         // Deduplication shares calls that overlap; a later resend is the server's business.
-        try await Fixture.with { fixture in
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             let compose = ComposeScreenModel(api: fixture.api)
             _ = try await compose.submit(PostDraft(text: "once")).get()
@@ -58,8 +61,9 @@ import Testing
         }
     }
 
-    @Test func aCallCancelledBeforeItStartsNeverArrives() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aCallCancelledBeforeItStartsNeverArrives(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.user] = .latency(milliseconds: 300)
             let blocker = Task { try await fixture.api.client.value(for: .user(1)) }
@@ -75,8 +79,9 @@ import Testing
         }
     }
 
-    @Test func leavingAScreenCancelsItsRequestsAndUnsentOnesNeverArrive() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func leavingAScreenCancelsItsRequestsAndUnsentOnesNeverArrive(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.user] = .latency(milliseconds: 300)
             let screen = FriendsScreenModel(api: fixture.api)
@@ -92,8 +97,9 @@ import Testing
         }
     }
 
-    @Test func aHiddenScreensRequestsReachTheServerAfterThoseOfTheScreenInSight() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aHiddenScreensRequestsReachTheServerAfterThoseOfTheScreenInSight(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let hidden = FriendsScreenModel(api: fixture.api)
             let inSight = FriendsScreenModel(api: fixture.api)
@@ -111,8 +117,9 @@ import Testing
         }
     }
 
-    @Test func whatAnUrgentRequestWaitsForIsLiftedAheadOfTheLine() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func whatAnUrgentRequestWaitsForIsLiftedAheadOfTheLine(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ended = WaitableCount()
             fixture.api.client.send(.user(1)) { _ in ended.add() }
@@ -130,8 +137,9 @@ import Testing
         }
     }
 
-    @Test func loggingOutCancelsEveryScreensRequestsAndUnsentOnesNeverArrive() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func loggingOutCancelsEveryScreensRequestsAndUnsentOnesNeverArrive(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.user] = .latency(milliseconds: 300)
             let profiles = FriendsScreenModel(api: fixture.api)
@@ -152,8 +160,9 @@ import Testing
         }
     }
 
-    @Test func aSuspendedScreensRequestsReachTheServerOnlyOnceItResumes() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aSuspendedScreensRequestsReachTheServerOnlyOnceItResumes(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let screen = RequestGroup()
             let ended = WaitableCount()
@@ -171,9 +180,10 @@ import Testing
         }
     }
 
-    @Test func aPrefetchThatWaitedTooLongGoesAheadOfRequestsSentAfterIt() async throws {
+    @Test(arguments: TransportKind.allCases)
+    func aPrefetchThatWaitedTooLongGoesAheadOfRequestsSentAfterIt(over transport: TransportKind) async throws {
         let tally = Tally()
-        try await Fixture.with(budget: 1, eventMonitors: [tally], maximumWait: [.background: 0.05, .low: 0.05]) { fixture in
+        try await Fixture.with(over: transport, budget: 1, eventMonitors: [tally], maximumWait: [.background: 0.05, .low: 0.05]) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ended = WaitableCount()
             fixture.api.client.send(.feed(page: 1), priority: .background) { _ in ended.add() }
@@ -190,8 +200,9 @@ import Testing
         }
     }
 
-    @Test func aCallSharedWithAnotherScreenKeepsRunningForIt() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aCallSharedWithAnotherScreenKeepsRunningForIt(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             let session = try await fixture.logIn()
             fixture.server.faults[.friends] = .latency(milliseconds: 200)
             let leaving = FriendsScreenModel(api: fixture.api)
@@ -208,8 +219,9 @@ import Testing
         }
     }
 
-    @Test func waitingRequestsReachTheServerInPriorityOrder() async throws {
-        try await Fixture.with(budget: 1) { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func waitingRequestsReachTheServerInPriorityOrder(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, budget: 1) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.user] = .latency(milliseconds: 300)
             let blocker = Task { try await fixture.api.client.value(for: .user(1)) }
@@ -227,8 +239,9 @@ import Testing
         }
     }
 
-    @Test func aDependentRequestWaitsForTheLoginAndCarriesItsToken() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aDependentRequestWaitsForTheLoginAndCarriesItsToken(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             let me = NIOLockedValueBox<Result<User, ServiceError>?>(nil)
             let done = WaitableCount()
             let login = fixture.api.auth.logIn(Fixture.ada) { _ in }
@@ -244,8 +257,9 @@ import Testing
         }
     }
 
-    @Test func aFailedLoginFailsItsDependentsWhichNeverArrive() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func aFailedLoginFailsItsDependentsWhichNeverArrive(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             let me = NIOLockedValueBox<Result<User, ServiceError>?>(nil)
             let done = WaitableCount()
             let login = fixture.api.auth.logIn(Credentials(username: "ada", password: "wrong")) { _ in }
@@ -262,8 +276,9 @@ import Testing
         }
     }
 
-    @Test func theStatsEndpointCountsArrivals() async throws {
-        try await Fixture.with { fixture in
+    @Test(arguments: TransportKind.allCases)
+    func theStatsEndpointCountsArrivals(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport) { fixture in
             _ = try await fixture.logIn()
             _ = try await fixture.api.client.value(for: .me)
             let stats = try await fixture.api.client.value(for: Resource<Stats>(path: "_stats"))

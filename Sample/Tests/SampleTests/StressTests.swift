@@ -12,10 +12,11 @@ extension HeavyTests {
     /// What real networks and servers do, at volume, against SocialServer on loopback. Every loop
     /// is bounded in count, and every wait in time.
     @Suite struct StressTests {
-        @Test func tenThousandIdenticalPostsReachTheServerOnce() async throws {
+        @Test(arguments: TransportKind.allCases)
+        func tenThousandIdenticalPostsReachTheServerOnce(over transport: TransportKind) async throws {
             let tally = Tally()
             let audit = SchedulerAudit()
-            try await Fixture.with(eventMonitors: [tally, audit]) { fixture in
+            try await Fixture.with(over: transport, eventMonitors: [tally, audit]) { fixture in
                 _ = try await fixture.logIn()
                 let callers = 10_000
                 let draft = PostDraft(text: "Stress \(UUID().uuidString)")
@@ -59,14 +60,14 @@ extension HeavyTests {
             }
         }
 
-        @Test(arguments: [0xC0FFEE] as [UInt64])
-        func tenThousandMixedRequestsEachEndExactlyOnce(seed: UInt64) async throws {
+        @Test(arguments: TransportKind.allCases, [0xC0FFEE] as [UInt64])
+        func tenThousandMixedRequestsEachEndExactlyOnce(over transport: TransportKind, seed: UInt64) async throws {
             let tally = Tally()
             let audit = SchedulerAudit()
             let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0.005, maxDelay: 0.05)
             // Keyed POSTs whose callers leave run on to their end; with a window of 0 their outcomes
             // are not kept afterwards, so that "nothing is left" below holds once the queues drain.
-            try await Fixture.with(retryPolicy: policy, eventMonitors: [tally, audit], configure: { $0.keptOutcomeWindow = 0 }) { fixture in
+            try await Fixture.with(over: transport, retryPolicy: policy, eventMonitors: [tally, audit], configure: { $0.keptOutcomeWindow = 0 }) { fixture in
                 _ = try await fixture.logIn()
                 fixture.server.faults[.user] = Fault(status: 503, failFirst: 400)
                 fixture.server.faults[.friends] = Fault(resetConnection: true, failFirst: 150)
@@ -102,19 +103,22 @@ extension HeavyTests {
                 let started = tally.startedPaths.withLockedValue { $0.count { $0 != "/login" && !resetting($0) } }
                 #expect(arrived <= started)
                 #expect(started - arrived <= kinds["cancelled"] ?? 0)
-                #expect(fixture.server.arrivals.count(.friends) >= tally.startedPaths.withLockedValue { $0.count(where: resetting) })
+                // There, every call started arrived at least once unless its callers left first.
+                let startedResetting = tally.startedPaths.withLockedValue { $0.count(where: resetting) }
+                #expect(fixture.server.arrivals.count(.friends) + (kinds["cancelled"] ?? 0) >= startedResetting)
 
                 // Every caller ended once, and nothing is left: no caller, call, key, queued
                 // operation or URLSession task.
                 let report = await audit.report(for: fixture.api.scheduler, timeout: 60)
                 #expect(report.isClean, "seed \(seed): \(report)")
                 #expect(report.callers == callers + 1)
-                #expect(await fixture.session.taskCount() == 0)
+                #expect(await fixture.session?.taskCount() ?? 0 == 0)
             }
         }
 
-        @Test func twoHundredRequestsRejectedAtOnceShareOneRefresh() async throws {
-            try await Fixture.with { fixture in
+        @Test(arguments: TransportKind.allCases)
+        func twoHundredRequestsRejectedAtOnceShareOneRefresh(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
                 _ = try await fixture.logIn()
                 await fixture.server.expireTokens()
 
@@ -131,10 +135,11 @@ extension HeavyTests {
             }
         }
 
-        @Test func aServerRestartLosesNothingAndCreatesNoPostTwice() async throws {
+        @Test(arguments: TransportKind.allCases)
+        func aServerRestartLosesNothingAndCreatesNoPostTwice(over transport: TransportKind) async throws {
             let policy = RetryPolicy(maxAttempts: 30, baseDelay: 0.05, maxDelay: 0.3)
             let tally = Tally()
-            try await Fixture.with(retryPolicy: policy, eventMonitors: [tally]) { fixture in
+            try await Fixture.with(over: transport, retryPolicy: policy, eventMonitors: [tally]) { fixture in
                 _ = try await fixture.logIn()
                 fixture.server.faults[.createPost] = .latency(milliseconds: 20)
                 let prefix = "Restart \(UUID().uuidString)"

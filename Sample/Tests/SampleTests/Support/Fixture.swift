@@ -3,23 +3,51 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerAsyncHTTPClient
 import SocialApp
 import SocialServer
 import Testing
 
+/// The transports the integration, hostile-server and stress suites run over: each of their
+/// tests runs once over each.
+enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// `URLSessionTransport`: FoundationNetworking on Linux, as an app uses it.
+    case urlSession
+    /// `AsyncHTTPClientTransport`, from the Integrations package: SwiftNIO, as a server uses it.
+    case asyncHTTPClient
+
+    var testDescription: String { "over \(rawValue)" }
+
+    /// A new transport of this kind, and what shuts it down.
+    func make() -> (transport: any HTTPTransport, shutDown: @Sendable () async -> Void) {
+        switch self {
+        case .urlSession:
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = 10
+            let transport = URLSessionTransport(configuration: configuration)
+            return (transport, { transport.invalidate() })
+        case .asyncHTTPClient:
+            let transport = AsyncHTTPClientTransport()
+            return (transport, { try? await transport.shutdown() })
+        }
+    }
+}
+
 /// A SocialServer of the test's own on 127.0.0.1, and the app's networking pointed at it
-/// through a URLSession of its own.
+/// through a transport of its own.
 struct Fixture: Sendable {
     let server: SocialServer
     let api: SocialAPI
-    let session: URLSession
+    /// The transport's session, when it runs over URLSession.
+    let session: URLSession?
+    private let shutDownTransport: @Sendable () async -> Void
 
     static let ada = Credentials(username: "ada", password: "secret")
 
     /// Runs `body` against a new server, and always stops the server afterwards.
     /// - Parameter retryPolicy: none by default, so that each test sees exactly the attempts it makes.
     static func with(
-        transport: (any HTTPTransport)? = nil,
+        over kind: TransportKind = .urlSession,
         budget: Int? = nil,
         retryPolicy: RetryPolicy = .never,
         eventMonitors: [any RequestEventMonitor] = [],
@@ -29,12 +57,9 @@ struct Fixture: Sendable {
         _ body: (Fixture) async throws -> Void
     ) async throws {
         let server = try await SocialServer.start()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 10
-        let sessionTransport = URLSessionTransport(configuration: configuration)
-        let session = sessionTransport.session
+        let (transport, shutDownTransport) = kind.make()
         var schedulerConfiguration = RequestScheduler.Configuration(
-            transport: transport ?? sessionTransport,
+            transport: transport,
             hostBudget: budget,
             eventMonitors: eventMonitors,
             retryPolicy: retryPolicy
@@ -43,7 +68,8 @@ struct Fixture: Sendable {
         schedulerConfiguration.maximumWaitingPerHost = maximumWaitingPerHost
         configure(&schedulerConfiguration)
         let api = SocialAPI(baseURL: server.baseURL, configuration: schedulerConfiguration)
-        let fixture = Fixture(server: server, api: api, session: session)
+        let fixture = Fixture(server: server, api: api, session: (transport as? URLSessionTransport)?.session,
+                              shutDownTransport: shutDownTransport)
         do {
             try await body(fixture)
         } catch {
@@ -72,7 +98,7 @@ struct Fixture: Sendable {
     }
 
     private func shutDown() async {
-        session.invalidateAndCancel()
+        await shutDownTransport()
         await server.stop()
     }
 }
