@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "friends-demo", targets: ["FriendsDemo"]),
         .executable(name: "social-server", targets: ["SocialServerCommand"]),
         .library(name: "SocialServer", targets: ["SocialServer"]),
+        .library(name: "Gateway", targets: ["Gateway"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -21,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -34,15 +36,27 @@ let package = Package(
             ]
         ),
         .target(
+            name: "Gateway",
+            dependencies: [
+                "SocialServer", "SocialApp",
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .target(
             name: "SocialApp",
             dependencies: [.product(name: "NetworkScheduler", package: library)]
         ),
         .executableTarget(
             name: "FriendsDemo",
             dependencies: [
-                "SocialServer", "SocialApp",
+                "SocialServer", "SocialApp", "Gateway",
                 // Its StubConnectivity plays the device going offline.
                 .product(name: "NetworkSchedulerTesting", package: library),
+                // The gateway step's clients.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -56,7 +70,8 @@ let package = Package(
         .testTarget(
             name: "SampleTests",
             dependencies: [
-                "SocialServer", "SocialApp",
+                "SocialServer", "SocialApp", "Gateway",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTesting", package: library),
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),

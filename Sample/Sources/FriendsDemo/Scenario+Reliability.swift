@@ -3,11 +3,11 @@ import NetworkScheduler
 import SocialApp
 import SocialServer
 
-// Steps 7 to 11: what the scheduler does when the server or the network misbehaves. Each
+// Steps 7 to 11 (and 12, in Scenario+Gateway): what the scheduler does when the server or the network misbehaves. Each
 // needs the embedded server, to inject the fault, and is skipped against another one.
 extension Scenario {
     /// The embedded server, or nil after saying that the step is skipped.
-    private func faultyServer() -> SocialServer? {
+    func faultyServer() -> SocialServer? {
         if server == nil { narrator.say("   (skipped: it needs the embedded server, to inject the fault)") }
         return server
     }

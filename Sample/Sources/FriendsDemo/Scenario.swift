@@ -20,7 +20,8 @@ struct Scenario {
     let connectivity: StubConnectivity
     let burst: Int
 
-    var stats: ServerStats { ServerStats(baseURL: api.client.baseURL) }
+    /// What the server saw, through a client and scheduler of its own made once.
+    let stats: ServerStats
 
     /// The steps, in order, as `--help` lists them.
     static let steps = [
@@ -35,6 +36,7 @@ struct Scenario {
         "A keyed POST whose connection is lost: sent again, created once",
         "Tokens expire under twenty requests: one refresh for all of them",
         "The device goes offline: requests wait, and go when it is back",
+        "A gateway serves a hundred clients over AsyncHTTPClient: one upstream call per profile",
     ]
 
     func run() async throws {
@@ -49,6 +51,7 @@ struct Scenario {
         try await aKeyedPostAfterALostConnection()
         try await tokensExpireUnderManyRequests()
         try await theDeviceGoesOffline()
+        try await aGatewayServesManyClients()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while

@@ -117,6 +117,9 @@ struct SocialRoutes: Sendable {
                 return Reply.json(headers)
             }
         }
+        router.get("/_stats/connections") { _, _ in
+            Reply.json(["connections": arrivals.connections])
+        }
         router.get("/_stats") { _, _ in
             Reply.json(Stats(counts: Dictionary(uniqueKeysWithValues: arrivals.counts.map { ($0.key.rawValue, $0.value) }),
                              arrivals: arrivals.all))

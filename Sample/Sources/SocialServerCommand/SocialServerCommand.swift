@@ -11,7 +11,8 @@ struct SocialServerCommand: AsyncParsableCommand {
         abstract: "Serves the Sample's social-network API on 127.0.0.1 until interrupted (Ctrl-C).",
         discussion: """
             Log in with POST /login {"username": "ada", "password": "secret"}; every other route \\
-            takes the token as a bearer token. GET /_stats returns what arrived, per route.
+            takes the token as a bearer token. GET /_stats returns what arrived, per route; \
+            GET /_stats/connections how many TCP connections the requests came in on.
             """
     )
 

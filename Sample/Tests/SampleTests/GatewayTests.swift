@@ -1,0 +1,122 @@
+import AsyncHTTPClient
+import Foundation
+import Gateway
+import NetworkScheduler
+import NetworkSchedulerTesting
+import NIOCore
+import SocialApp
+import SocialServer
+import Testing
+
+/// The gateway in front of SocialServer: many clients, one scheduler over AsyncHTTPClient.
+@Suite struct GatewayTests {
+    /// Tells each caller that joined a call already in flight.
+    private final class Joins: RequestEventMonitor {
+        let log = EventLog<Void>()
+        func record(_ event: RequestEvent) {
+            if case .joined = event { log.append(()) }
+        }
+    }
+
+    private struct Answer: Sendable {
+        let status: Int
+        let user: User?
+        let shared: Bool
+    }
+
+    /// Runs `body` with an upstream SocialServer, a gateway in front of it, and a client with
+    /// room for many connections to the gateway; stops them all afterwards.
+    private static func with(
+        deadline: TimeInterval,
+        monitors: [any RequestEventMonitor] = [],
+        _ body: (SocialServer, Gateway, @escaping @Sendable (String) async -> Answer) async throws -> Void
+    ) async throws {
+        let upstream = try await SocialServer.start()
+        let gateway = try await Gateway.start(upstream: upstream.baseURL, credentials: Fixture.ada, deadline: deadline) {
+            $0.eventMonitors = monitors
+        }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let get: @Sendable (String) async -> Answer = { path in
+            guard let response = try? await client.execute(HTTPClientRequest(url: gateway.baseURL.absoluteString + path), timeout: .seconds(60)),
+                  let body = try? await response.body.collect(upTo: 1_024 * 1_024) else { return Answer(status: 0, user: nil, shared: false) }
+            return Answer(status: Int(response.status.code), user: try? JSONDecoder().decode(User.self, from: Data(body.readableBytesView)),
+                          shared: response.headers.first(name: "X-Shared") == "true")
+        }
+        do {
+            try await body(upstream, gateway, get)
+        } catch {
+            Issue.record(error)
+        }
+        try await client.shutdown()
+        await gateway.stop()
+        await upstream.stop()
+    }
+
+    @Test func fiftyIdenticalClientRequestsBecomeOneUpstreamCall() async throws {
+        let joins = Joins()
+        try await Self.with(deadline: 60, monitors: [joins]) { upstream, _, get in
+            // Given the upstream holding the profile until every client has asked
+            upstream.faults.hold(.user)
+            let answers = Task {
+                await withTaskGroup(of: Answer.self) { group in
+                    for _ in 0..<50 { group.addTask { await get("/profiles/1") } }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(await upstream.arrivals.wait(for: 1, at: .user))
+            #expect(await joins.log.wait(for: 49).count == 49)
+
+            // When it answers
+            upstream.faults.release(.user)
+
+            // Then every client has the profile, from one upstream call
+            let all = await answers.value
+            #expect(all.count == 50)
+            #expect(all.allSatisfy { $0.status == 200 && $0.user?.id == 1 && $0.shared })
+            #expect(upstream.arrivals.count(.user) == 1)
+        }
+    }
+
+    @Test func anUpstreamTooManyRequestsPausesEveryCallToItUntilItsRetryAfter() async throws {
+        try await Self.with(deadline: 1) { upstream, gateway, get in
+            // Given an upstream that answers its next profile with a 429 asking for 30 s
+            upstream.faults[.user] = Fault(status: 429, retryAfterSeconds: 30, failFirst: 1)
+
+            // When a client asks, and then another asks for another profile
+            let first = await get("/profiles/1")
+            let second = await get("/profiles/2")
+
+            // Then the first waited at most its deadline, and the second was never sent upstream
+            #expect(first.status == 504)
+            #expect(second.status == 504)
+            #expect(upstream.arrivals.count(.user) == 1)
+            guard case .paused = gateway.upstream.scheduler.health(of: upstream.baseURL) else {
+                Issue.record("the upstream is not paused: \(gateway.upstream.scheduler.health(of: upstream.baseURL))")
+                return
+            }
+        }
+    }
+
+    @Test func aDeadlineBoundsEveryClientsWaitForAnUpstreamThatHoldsOn() async throws {
+        try await Self.with(deadline: 0.5) { upstream, _, get in
+            upstream.faults.hold(.user)
+
+            let answers = await withTaskGroup(of: Answer.self) { group in
+                for id in 0..<20 { group.addTask { await get("/profiles/\(id % 4 + 1)") } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+
+            #expect(answers.map(\.status) == Array(repeating: 504, count: 20))
+            upstream.faults.release(.user)
+        }
+    }
+
+    @Test func anUpstreamNotFoundIsTheClientsNotFound() async throws {
+        try await Self.with(deadline: 5) { _, _, get in
+            #expect(await get("/profiles/999").status == 404)
+            #expect(await get("/profiles/x").status == 400)
+        }
+    }
+}
