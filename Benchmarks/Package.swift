@@ -11,6 +11,9 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
         .package(path: "../Sample"),
+        .package(path: "../Integrations"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -19,6 +22,9 @@ let package = Package(
             dependencies: [
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "SocialServer", package: "Sample"),
+                .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/SchedulerBenchmarks",

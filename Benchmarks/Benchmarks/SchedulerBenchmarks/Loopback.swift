@@ -3,16 +3,20 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AsyncHTTPClient
 import NetworkScheduler
+import NetworkSchedulerAsyncHTTPClient
+import NIOCore
 import SocialServer
 import Synchronization
 
-/// Scenario 1: GETs of a user's friends (~350 bytes of JSON) from the SocialServer on loopback,
-/// `concurrency` at a time, by six clients taking turns: raw URLSession with completion handlers,
-/// with `data(for:)` and with a session delegate that reads each body as it arrives (as the
-/// scheduler's transport must, to stop reading past its size limit), one plain async `Operation`
-/// per request, and the scheduler's completion and async APIs. Every client decodes the same models; each gets its own session, so that the
-/// connections it opens can be counted at the server.
+/// Scenario 1: GETs of a user's friends (~350 bytes of JSON) from the SocialServer in a process
+/// of its own on loopback, `concurrency` at a time, by eight clients taking turns: raw URLSession
+/// with completion handlers, with `data(for:)` and with a session delegate that reads each body
+/// as it arrives (as the scheduler's transport must, to stop reading past its size limit), one
+/// plain async `Operation` per request, the scheduler's completion and async APIs, raw
+/// AsyncHTTPClient, and the scheduler over it. Every client decodes the same models; each gets
+/// its own session or client, so that the connections it opens can be counted at the server.
 struct Loopback: Sendable {
     enum Client: String, CaseIterable {
         case rawCompletion = "raw URLSession completion"
@@ -21,27 +25,46 @@ struct Loopback: Sendable {
         case plainOperation = "plain Operation per request"
         case schedulerCompletion = "scheduler completion"
         case schedulerAsync = "scheduler async"
+        case rawAsyncHTTPClient = "raw AsyncHTTPClient"
+        case schedulerAsyncHTTPClient = "scheduler over AsyncHTTPClient"
     }
+
+    /// Connections per host for both AsyncHTTPClient clients: the scheduler's budget over it.
+    static let asyncHTTPClientConnections = 8
 
     struct Run {
         let cost: Cost
         let connections: Int
     }
 
-    let server: SocialServer
+    /// What every client asks for.
+    enum Method: String {
+        /// A user's friends.
+        case get = "GETs"
+        /// A new post, each with its own text, so that none is shared or refused as a duplicate.
+        case post = "POSTs with unique bodies"
+    }
+
+    let server: ServerProcess
     let token: String
     let requests: Int
     let concurrency: Int
+    let method: Method
 
-    static func start(requests: Int, concurrency: Int) async throws -> Loopback {
-        let server = try await SocialServer.start()
-        var login = URLRequest(url: server.baseURL.appending(path: "login"))
+    static func start(requests: Int, concurrency: Int, method: Method) async throws -> Loopback {
+        let server = try ServerProcess.start()
+        let token = try await logIn(at: server.baseURL)
+        return Loopback(server: server, token: token, requests: requests, concurrency: concurrency, method: method)
+    }
+
+    /// Logs Ada in at the SocialServer at `baseURL`; returns her token.
+    static func logIn(at baseURL: URL) async throws -> String {
+        var login = URLRequest(url: baseURL.appending(path: "login"))
         login.httpMethod = "POST"
         login.setValue("application/json", forHTTPHeaderField: "Content-Type")
         login.httpBody = Data(#"{"username":"ada","password":"secret"}"#.utf8)
         let (data, _) = try await URLSession.shared.data(for: login)
-        let token = try JSONDecoder().decode(Session.self, from: data).token
-        return Loopback(server: server, token: token, requests: requests, concurrency: concurrency)
+        return try JSONDecoder().decode(Session.self, from: data).token
     }
 
     /// Runs every client on `requests` requests, in `slices` turns of an equal share each: the
@@ -55,14 +78,17 @@ struct Loopback: Sendable {
         let share = requests / slices
         for slice in 0..<slices {
             for client in slice % 2 == 0 ? order : order.reversed() {
-                let connectionsBefore = server.arrivals.connections
+                let connectionsBefore = try await server.connections()
                 let cost = try await run(client, setup: setups[client]!, indices: slice * share..<(slice + 1) * share)
-                let connections = server.arrivals.connections - connectionsBefore
+                let connections = try await server.connections() - connectionsBefore
                 let total = runs[client]
                 runs[client] = Run(cost: total.map { $0.cost + cost } ?? cost, connections: (total?.connections ?? 0) + connections)
             }
         }
-        for setup in setups.values { setup.session.finishTasksAndInvalidate() }
+        for setup in setups.values {
+            setup.session.finishTasksAndInvalidate()
+            try await setup.httpClient?.shutdown()
+        }
         return runs
     }
 
@@ -72,31 +98,56 @@ struct Loopback: Sendable {
         let bodies: BodyCollector?
         let api: APIClient?
         let queue: OperationQueue?
+        /// The AsyncHTTPClient clients' own client.
+        let httpClient: HTTPClient?
 
         init(for client: Client, in loopback: Loopback) {
             bodies = client == .rawDelegate ? BodyCollector() : nil
             session = Loopback.session(delegate: bodies)
+            httpClient = switch client {
+            case .rawAsyncHTTPClient, .schedulerAsyncHTTPClient: Loopback.httpClient()
+            default: nil
+            }
             switch client {
             case .schedulerCompletion, .schedulerAsync:
-                api = loopback.makeClient(session)
+                api = loopback.makeClient(URLSessionTransport(session: session))
+                queue = nil
+            case .schedulerAsyncHTTPClient:
+                api = loopback.makeClient(AsyncHTTPClientTransport(client: httpClient!, maximumConnectionsPerHost: Loopback.asyncHTTPClientConnections))
                 queue = nil
             case .plainOperation:
                 let queue = OperationQueue()
                 queue.maxConcurrentOperationCount = session.configuration.httpMaximumConnectionsPerHost
                 self.queue = queue
                 api = nil
-            case .rawCompletion, .rawAsync, .rawDelegate:
+            case .rawCompletion, .rawAsync, .rawDelegate, .rawAsyncHTTPClient:
                 api = nil
                 queue = nil
             }
         }
     }
 
-    private func urlRequest(_ index: Int) -> URLRequest {
-        var request = URLRequest(url: URL(string: "\(server.baseURL.absoluteString)/users/1/friends?n=\(index)")!)
+    private func urlRequest(_ index: Int, _ client: Client) -> URLRequest {
+        var request: URLRequest
+        switch method {
+        case .get:
+            request = URLRequest(url: URL(string: "\(server.baseURL.absoluteString)/users/1/friends?n=\(index)")!)
+        case .post:
+            request = URLRequest(url: server.baseURL.appendingPathComponent("posts"))
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try? Self.encoder.encode(Self.draft(index, client))
+        }
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return request
+    }
+
+    /// The raw clients' encoder, made once as a careful client would.
+    private static let encoder = JSONEncoder()
+
+    private static func draft(_ index: Int, _ client: Client) -> PostDraft {
+        PostDraft(text: "\(client.rawValue) \(index)")
     }
 
     private func run(_ client: Client, setup: Setup, indices: Range<Int>) async throws -> Cost {
@@ -110,8 +161,8 @@ struct Loopback: Sendable {
                 @Sendable func startNext() {
                     let index = indices.lowerBound + next.take()
                     guard index < indices.upperBound else { return }
-                    session.dataTask(with: urlRequest(index)) { data, response, error in
-                        if Self.decode(data, response, error) == nil { failures.take() }
+                    session.dataTask(with: urlRequest(index, client)) { data, response, error in
+                        if !decodes(data, response, error) { failures.take() }
                         done()
                         startNext()
                     }.resume()
@@ -121,8 +172,8 @@ struct Loopback: Sendable {
         case .rawAsync:
             cost = await measure(count: indices.count) { done in
                 await workers(indices) { index in
-                    let answer = try? await session.data(for: urlRequest(index))
-                    if Self.decode(answer?.0, answer?.1, nil) == nil { failures.take() }
+                    let answer = try? await session.data(for: urlRequest(index, client))
+                    if !decodes(answer?.0, answer?.1, nil) { failures.take() }
                     done()
                 }
             }
@@ -133,9 +184,9 @@ struct Loopback: Sendable {
                 @Sendable func startNext() {
                     let index = indices.lowerBound + next.take()
                     guard index < indices.upperBound else { return }
-                    let task = session.dataTask(with: urlRequest(index))
+                    let task = session.dataTask(with: urlRequest(index, client))
                     bodies.collect(task) { data, response, error in
-                        if Self.decode(data, response, error) == nil { failures.take() }
+                        if !decodes(data, response, error) { failures.take() }
                         done()
                         startNext()
                     }
@@ -151,8 +202,8 @@ struct Loopback: Sendable {
                     let index = indices.lowerBound + next.take()
                     guard index < indices.upperBound else { return }
                     queue.addOperation(PlainAsyncOperation { finish in
-                        session.dataTask(with: urlRequest(index)) { data, response, error in
-                            if Self.decode(data, response, error) == nil { failures.take() }
+                        session.dataTask(with: urlRequest(index, client)) { data, response, error in
+                            if !decodes(data, response, error) { failures.take() }
                             finish()
                             done()
                             addNext()
@@ -161,15 +212,23 @@ struct Loopback: Sendable {
                 }
                 for _ in 0..<concurrency { addNext() }
             }
-        case .schedulerCompletion:
+        case .rawAsyncHTTPClient:
+            let httpClient = setup.httpClient!
+            cost = await measure(count: indices.count) { done in
+                await workers(indices) { index in
+                    if await !fetch(index, client, with: httpClient) { failures.take() }
+                    done()
+                }
+            }
+        case .schedulerCompletion, .schedulerAsyncHTTPClient:
             let api = setup.api!
             cost = await measure(count: indices.count) { done in
                 let next = Counter()
                 @Sendable func sendNext() {
                     let index = indices.lowerBound + next.take()
                     guard index < indices.upperBound else { return }
-                    api.send(Self.friends(index)) { result in
-                        if case .failure = result { failures.take() }
+                    send(index, client, through: api) { succeeded in
+                        if !succeeded { failures.take() }
                         done()
                         sendNext()
                     }
@@ -180,9 +239,7 @@ struct Loopback: Sendable {
             let api = setup.api!
             cost = await measure(count: indices.count) { done in
                 await workers(indices) { index in
-                    if (try? await api.value(for: Self.friends(index))) == nil {
-                        failures.take()
-                    }
+                    if await !value(index, client, through: api) { failures.take() }
                     done()
                 }
             }
@@ -215,8 +272,28 @@ struct Loopback: Sendable {
         return URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
 
-    private func makeClient(_ session: URLSession) -> APIClient {
-        let scheduler = RequestScheduler { $0.transport = URLSessionTransport(session: session) }
+    /// A raw AsyncHTTPClient request for the same resource, read whole and decoded.
+    private func fetch(_ index: Int, _ client: Client, with httpClient: HTTPClient) async -> Bool {
+        let url = urlRequest(index, client)
+        var request = HTTPClientRequest(url: url.url!.absoluteString)
+        request.method = .init(rawValue: url.httpMethod ?? "GET")
+        for (name, value) in url.allHTTPHeaderFields ?? [:] { request.headers.add(name: name, value: value) }
+        if let body = url.httpBody { request.body = .bytes(ByteBuffer(bytes: body)) }
+        guard let response = try? await httpClient.execute(request, timeout: .seconds(60)),
+              let body = try? await response.body.collect(upTo: 50 * 1_024 * 1_024) else { return false }
+        return decodes(Data(body.readableBytesView), status: Int(response.status.code))
+    }
+
+    /// A client as the transport makes its own: no redirects followed by the client, the same
+    /// connections per host, on the shared event loops.
+    static func httpClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = asyncHTTPClientConnections
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    private func makeClient(_ transport: any HTTPTransport) -> APIClient {
+        let scheduler = RequestScheduler { $0.transport = transport }
         let token = token
         return APIClient(baseURL: server.baseURL, scheduler: scheduler, bearerToken: { token })
     }
@@ -225,9 +302,38 @@ struct Loopback: Sendable {
         Resource(path: "/users/1/friends", query: [URLQueryItem(name: "n", value: "\(index)")])
     }
 
-    private static func decode(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?) -> [User]? {
-        guard error == nil, let data, (response as? HTTPURLResponse)?.statusCode == 200 else { return nil }
-        return try? JSONDecoder().decode([User].self, from: data)
+    private static func post(_ index: Int, _ client: Client) -> Resource<Post> {
+        Resource(.post, path: "/posts", body: .json(draft(index, client)))
+    }
+
+    /// Sends the request through the scheduler's completion API; tells whether it succeeded.
+    private func send(_ index: Int, _ client: Client, through api: APIClient, _ done: @escaping @Sendable (Bool) -> Void) {
+        switch method {
+        case .get: api.send(Self.friends(index)) { done((try? $0.get()) != nil) }
+        case .post: api.send(Self.post(index, client)) { done((try? $0.get()) != nil) }
+        }
+    }
+
+    /// The same through the async API.
+    private func value(_ index: Int, _ client: Client, through api: APIClient) async -> Bool {
+        switch method {
+        case .get: (try? await api.value(for: Self.friends(index))) != nil
+        case .post: (try? await api.value(for: Self.post(index, client))) != nil
+        }
+    }
+
+    private func decodes(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?) -> Bool {
+        guard error == nil, let data, let status = (response as? HTTPURLResponse)?.statusCode else { return false }
+        return decodes(data, status: status)
+    }
+
+    /// Whether the answer is a success whose body decodes as the method's model.
+    private func decodes(_ data: Data, status: Int) -> Bool {
+        guard (200..<300).contains(status) else { return false }
+        return switch method {
+        case .get: (try? JSONDecoder().decode([User].self, from: data)) != nil
+        case .post: (try? JSONDecoder().decode(Post.self, from: data)) != nil
+        }
     }
 }
 

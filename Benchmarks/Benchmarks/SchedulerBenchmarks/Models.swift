@@ -8,3 +8,12 @@ struct User: Decodable, Sendable {
 struct Session: Decodable, Sendable {
     let token: String
 }
+
+struct Post: Decodable, Sendable {
+    let id: Int
+    let text: String
+}
+
+struct PostDraft: Encodable, Sendable {
+    let text: String
+}

@@ -23,14 +23,14 @@ struct PriorityUnderSaturation {
     let lowLatencyMilliseconds: Int
 
     func run() async throws -> Result {
-        let loopback = try await Loopback.start(requests: 0, concurrency: 0)
-        let server = loopback.server
+        // In this process: the scenario sets the server's latency.
+        let server = try await SocialServer.start()
         defer { Task { await server.stop() } }
         server.faults[.feed] = .latency(milliseconds: lowLatencyMilliseconds)
         let session = Loopback.session()
         defer { session.finishTasksAndInvalidate() }
         let scheduler = RequestScheduler { $0.transport = URLSessionTransport(session: session) }
-        let token = loopback.token
+        let token = try await Loopback.logIn(at: server.baseURL)
         let api = APIClient(baseURL: server.baseURL, scheduler: scheduler, bearerToken: { token })
 
         let lowsDone = Countdown(lowRequests)

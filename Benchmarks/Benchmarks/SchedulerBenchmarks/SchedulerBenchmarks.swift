@@ -7,8 +7,10 @@ import NetworkScheduler
 // 2-core machine drift between runs, ratios taken side by side do not.
 
 let benchmarks: @Sendable () -> Void = {
-    registerLoopback(concurrency: 8)
-    registerLoopback(concurrency: 64)
+    registerLoopback(concurrency: 8, method: .get)
+    registerLoopback(concurrency: 64, method: .get)
+    registerLoopback(concurrency: 8, method: .post)
+    registerLoopback(concurrency: 64, method: .post)
     registerSchedulingCost()
     registerFanOut()
     registerGroupCancellation()
@@ -34,31 +36,35 @@ func percent(_ ratio: Double) -> Int {
     Int((ratio * 100).rounded())
 }
 
-func registerLoopback(concurrency: Int) {
+func registerLoopback(concurrency: Int, method: Loopback.Method) {
     typealias Client = Loopback.Client
     let throughput = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): requests/s", prefersLarger: true)) })
     let connections = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): TCP connections")) })
     let vsRawCompletion = metric("scheduler completion ÷ raw completion (%)", prefersLarger: true)
     let vsRawDelegate = metric("scheduler completion ÷ raw delegate (%)", prefersLarger: true)
-    let vsBestRaw = metric("best scheduler ÷ best raw (%)", prefersLarger: true)
+    let vsBestRaw = metric("best scheduler ÷ best raw URLSession (%)", prefersLarger: true)
     let cpuAdded = metric("scheduler completion CPU over raw completion (µs/request)")
+    let overAHC = metric("scheduler over AsyncHTTPClient ÷ raw AsyncHTTPClient (%)", prefersLarger: true)
+    let overURLSession = metric("scheduler over AsyncHTTPClient ÷ scheduler completion over URLSession (%)", prefersLarger: true)
+    let cpuEach = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): CPU µs/request")) })
     let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { connections[$0]! }
-        + [vsRawCompletion, vsRawDelegate, vsBestRaw, cpuAdded]
+        + Client.allCases.map { cpuEach[$0]! } + [vsRawCompletion, vsRawDelegate, vsBestRaw, cpuAdded, overAHC, overURLSession]
     // Each client's 10,000 requests run in ten turns of 1,000, interleaved with the other
     // clients' turns, so that the VM's drift over the minute of an iteration falls on all of
     // them alike. Even so a ratio moves by ±8 % between iterations, more than the scheduler's
     // own cost (~2 % of URLSession's): ten iterations, for a median that six left to chance.
-    Benchmark("1. Loopback throughput, 10,000 GETs, concurrency \(concurrency)",
-              configuration: configuration(metrics, iterations: 10)) { benchmark in
+    Benchmark("1. Loopback throughput, 10,000 \(method.rawValue), concurrency \(concurrency)",
+              configuration: configuration(metrics, iterations: method == .get ? 10 : 6)) { benchmark in
         do {
-            let loopback = try await Loopback.start(requests: 10_000, concurrency: concurrency)
-            defer { Task { await loopback.server.stop() } }
+            let loopback = try await Loopback.start(requests: 10_000, concurrency: concurrency, method: method)
+            defer { loopback.server.stop() }
             var order = Client.allCases
             if benchmark.currentIteration % 2 == 1 { order.reverse() }
             let runs = try await loopback.run(order, slices: 10)
             for client in Client.allCases {
                 benchmark.measurement(throughput[client]!, Int(runs[client]!.cost.perSecond))
                 benchmark.measurement(connections[client]!, runs[client]!.connections)
+                benchmark.measurement(cpuEach[client]!, Int((runs[client]!.cost.cpuNanosecondsEach / 1_000).rounded()))
             }
             let rate = { (client: Client) in runs[client]!.cost.perSecond }
             benchmark.measurement(vsRawCompletion, percent(rate(.schedulerCompletion) / rate(.rawCompletion)))
@@ -67,6 +73,8 @@ func registerLoopback(concurrency: Int) {
                 / max(rate(.rawCompletion), rate(.rawAsync), rate(.rawDelegate), rate(.plainOperation))))
             let added = runs[.schedulerCompletion]!.cost.cpuNanosecondsEach - runs[.rawCompletion]!.cost.cpuNanosecondsEach
             benchmark.measurement(cpuAdded, Int((added / 1000).rounded()))
+            benchmark.measurement(overAHC, percent(rate(.schedulerAsyncHTTPClient) / rate(.rawAsyncHTTPClient)))
+            benchmark.measurement(overURLSession, percent(rate(.schedulerAsyncHTTPClient) / rate(.schedulerCompletion)))
         } catch {
             benchmark.error("\(error)")
         }

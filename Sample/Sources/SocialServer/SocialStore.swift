@@ -16,6 +16,9 @@ actor SocialStore {
     private var users: [Int: UserRecord] = [:]
     private var friendships: [Int: [Int]] = [:]
     private var posts: [Int: PostRecord] = [:]
+    /// Each author's texts, so that a duplicate is found without a scan of every post (the
+    /// benchmarks create hundreds of thousands).
+    private var textsByAuthor: [Int: Set<String>] = [:]
     private var sessions: [String: Int] = [:]
     private var lastPostID = 0
     private var lastSession = 0
@@ -33,6 +36,7 @@ actor SocialStore {
         for index in 1...30 {
             lastPostID = index
             posts[index] = PostRecord(id: index, authorID: index % names.count + 1, text: "Post number \(index)")
+            textsByAuthor[index % names.count + 1, default: []].insert("Post number \(index)")
         }
     }
 
@@ -80,7 +84,7 @@ actor SocialStore {
 
     /// Creating the same post twice fails, as a real API would: the bug deduplication prevents.
     func createPost(by author: Int, text: String) -> CreateResult {
-        if posts.values.contains(where: { $0.authorID == author && $0.text == text }) { return .duplicate }
+        guard textsByAuthor[author, default: []].insert(text).inserted else { return .duplicate }
         lastPostID += 1
         let post = PostRecord(id: lastPostID, authorID: author, text: text)
         posts[post.id] = post
@@ -97,6 +101,7 @@ actor SocialStore {
         guard let post = posts[id] else { return nil }
         guard post.authorID == author else { return false }
         posts[id] = nil
+        textsByAuthor[author]?.remove(post.text)
         return true
     }
 }
