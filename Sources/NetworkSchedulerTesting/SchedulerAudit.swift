@@ -42,7 +42,9 @@ public final class SchedulerAudit: RequestEventMonitor {
         let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
             switch event {
             case .enqueued(let caller), .joined(let caller):
-                state.open.insert(caller.id)
+                // Events told on two threads arrive in no set order: a caller whose end was
+                // told first is not open.
+                if state.ends[caller.id, default: 0] == 0 { state.open.insert(caller.id) }
                 state.ends[caller.id, default: 0] += 0
             case .succeeded(let caller, _), .failed(let caller, _, _), .cancelled(let caller):
                 state.open.remove(caller.id)
