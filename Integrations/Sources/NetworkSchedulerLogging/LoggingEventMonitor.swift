@@ -65,9 +65,8 @@ public struct LoggingEventMonitor: RequestEventMonitor {
     ///
     /// - Parameter event: what happened.
     public func record(_ event: RequestEvent) {
-        let level = level(of: event)
-        guard logger.logLevel <= level else { return }
-        logger.log(level: level, "\(event)", metadata: Self.metadata(of: event), source: "NetworkScheduler")
+        // The message and metadata are autoclosures: `log` builds them only for a level it takes.
+        logger.log(level: level(of: event), "\(event)", metadata: Self.metadata(of: event), source: "NetworkScheduler")
     }
 
     func level(of event: RequestEvent) -> Logger.Level {
