@@ -117,6 +117,11 @@ import Testing
 
         task.reprioritize(to: .background)
         #expect(sessionTask.priority == 0.1)
+
+        // A normal request's task keeps the priority it was made with, which is normal's.
+        let normal = transport.startTask(for: request, policy: TransportPolicy(priority: .normal)) { _ in }
+        defer { normal.cancel() }
+        #expect(try #require(normal as? URLSessionTask).priority == URLSessionTask.defaultPriority)
     }
 }
 

@@ -145,7 +145,9 @@ public final class URLSessionTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let task = session.dataTask(with: Self.prepared(request))
-        task.reprioritize(to: policy.priority)
+        // A new task has the default priority: set only another. FoundationNetworking sets it
+        // by a synchronous hop onto the session's busy work queue, for a hint it ignores.
+        if policy.priority != .normal { task.reprioritize(to: policy.priority) }
         delegate.register(task, policy: policy, completion: completion)
         task.resume()
         return task
@@ -176,9 +178,9 @@ extension URLSessionTask: TransportTask {
     public func reprioritize(to priority: RequestPriority) {
         self.priority = switch priority {
         case .background: 0.1
-        case .low: 0.25
-        case .normal: 0.5
-        case .high: 0.75
+        case .low: URLSessionTask.lowPriority
+        case .normal: URLSessionTask.defaultPriority
+        case .high: URLSessionTask.highPriority
         case .critical: 1
         }
     }
