@@ -147,7 +147,8 @@ public final class URLSessionTransport: HTTPTransport {
         let task = session.dataTask(with: Self.prepared(request))
         // A new task has the default priority: set only another. FoundationNetworking sets it
         // by a synchronous hop onto the session's busy work queue, for a hint it ignores.
-        if policy.priority != .normal { task.reprioritize(to: policy.priority) }
+        let priority = policy.priority.urlSessionTaskPriority
+        if priority != URLSessionTask.defaultPriority { task.priority = priority }
         delegate.register(task, policy: policy, completion: completion)
         task.resume()
         return task
@@ -176,7 +177,14 @@ extension URLSessionTask: TransportTask {
     ///
     /// - Parameter priority: the priority its call now has.
     public func reprioritize(to priority: RequestPriority) {
-        self.priority = switch priority {
+        self.priority = priority.urlSessionTaskPriority
+    }
+}
+
+extension RequestPriority {
+    /// The `URLSessionTask.priority` of a task at this priority.
+    var urlSessionTaskPriority: Float {
+        switch self {
         case .background: 0.1
         case .low: URLSessionTask.lowPriority
         case .normal: URLSessionTask.defaultPriority
