@@ -34,8 +34,7 @@ public enum RequestOutcome: Sendable, Equatable {
 /// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled, dependency: login.id)
 /// ```
 public final class RequestHandle: @unchecked Sendable {
-    // Safety: `callerID` is read and written only under its scheduler's lock; the rest is
-    // immutable or behind `state`'s lock.
+    // Safety: what is not immutable is behind `state`'s lock.
 
     /// Identifies this caller in events.
     public let id: RequestHandle.ID
@@ -65,8 +64,18 @@ public final class RequestHandle: @unchecked Sendable {
     /// Where its completion runs; nil to run it on the thread that ends the caller.
     private let callbacks: CallbackQueue?
     private let state: Locked<State>
-    /// The caller in its scheduler's machine, once it entered it.
-    var callerID: CallerID?
+    /// The caller in its scheduler's machine, once it entered it. Written under the
+    /// scheduler's lock; read from any thread, since a request of another scheduler may wait
+    /// for this one.
+    var callerID: CallerID? {
+        get { state.withLock { $0.callerID } }
+        set { state.withLock { $0.callerID = newValue } }
+    }
+
+    /// This caller as a dependency of another, once it entered its scheduler's machine.
+    var dependencyID: DependencyID? {
+        callerID.map { DependencyID(machine: scheduler.machineID, caller: $0) }
+    }
 
     typealias Observer = @Sendable (RequestOutcome) -> Void
 
@@ -81,6 +90,7 @@ public final class RequestHandle: @unchecked Sendable {
         /// Written only under its scheduler's lock too, so that the machine and the handle
         /// agree on it.
         var priority: RequestPriority
+        var callerID: CallerID?
     }
 
     init(

@@ -33,6 +33,8 @@ public final class RequestScheduler: Sendable {
     typealias Machine = SchedulerMachine<RequestHandle, DataTaskOperation>
     /// Every decision: see ``SchedulerMachine``.
     let state: Locked<Machine>
+    /// Its machine's ID, which a dependent of another scheduler tells apart from its own.
+    let machineID: MachineID
     /// Runs the attempts' operations, and nothing else: the machine decides when each starts.
     let attempts = OperationQueue()
     /// Tells the time, and fires the timer when the machine asks (an attempt's deadline, the
@@ -44,6 +46,8 @@ public final class RequestScheduler: Sendable {
     /// Shared by every scheduler, so that an ID names one caller in the whole process: a group
     /// or a monitor may see the callers of several schedulers.
     private static let lastID = Locked<UInt64>(0)
+    /// Tells this scheduler's machine from the others, whose callers a dependent may wait for.
+    private static let lastMachineID = Locked<UInt64>(0)
 
     /// A scheduler with the given configuration.
     ///
@@ -60,7 +64,11 @@ public final class RequestScheduler: Sendable {
             transportLimit
         )
         let reserved = min(max(0, configuration.slotsReservedAboveLowPriority), hostBudget - 1)
-        state = Locked(Machine(budget: hostBudget,
+        machineID = MachineID(value: Self.lastMachineID.withLock { id in
+            id += 1
+            return id
+        })
+        state = Locked(Machine(id: machineID, budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
                                defaultRetryPolicy: configuration.retryPolicy, maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
@@ -246,10 +254,12 @@ public final class RequestScheduler: Sendable {
             let now = clock.uptimeNanoseconds
             feed { machine in
                 // Listed as it enters the machine (see `RequestGroup.insert`); those of its
-                // dependencies still here inherit its priority while it waits for them.
+                // dependencies that are this scheduler's and still here inherit its priority
+                // while it waits for them (a dependency read under this lock has entered its
+                // machine or has not: it lends nothing then).
                 let isSuspended = group?.insert(handle) ?? false
                 let (id, actions) = machine.add(handle, priority: priority, dependencies: dependencies.count,
-                                                waitingFor: dependencies.compactMap(\.callerID), isSuspended: isSuspended,
+                                                waitingFor: dependencies.compactMap(\.dependencyID), isSuspended: isSuspended,
                                                 deadline: Self.deadline(of: request.submission, sentAt: now), now: now)
                 handle.callerID = id
                 return actions

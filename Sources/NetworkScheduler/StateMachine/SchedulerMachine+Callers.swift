@@ -13,13 +13,15 @@ extension SchedulerMachine {
     }
 
     /// A caller that waits for `dependencies` to succeed before its request is built. Those
-    /// of them still here (`waitingFor`) inherit its priority while it waits. With a
-    /// `deadline` (an uptime), it ends with `.deadlineExceeded` then if it has not ended.
+    /// of them (`waitingFor`) that are this machine's and still here inherit its priority
+    /// while it waits; another machine's caller inherits nothing, since its ID names a place
+    /// in that machine only. With a `deadline` (an uptime), it ends with `.deadlineExceeded`
+    /// then if it has not ended.
     mutating func add(
         _ handle: CallerHandle,
         priority: RequestPriority,
         dependencies: Int,
-        waitingFor waited: [CallerID] = [],
+        waitingFor waited: [DependencyID] = [],
         isSuspended: Bool = false,
         deadline: UInt64? = nil,
         now: UInt64
@@ -27,7 +29,8 @@ extension SchedulerMachine {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
         var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies),
                             isSuspended: isSuspended, hasDeadline: deadline != nil)
-        if !waited.isEmpty { caller.lendingBox().dependencies = waited }
+        let lentTo = waited.compactMap { $0.machine == self.id && callers.contains($0.caller.slot) ? $0.caller : nil }
+        if !lentTo.isEmpty { caller.lendingBox().dependencies = lentTo }
         let id = CallerID(slot: callers.insert(caller))
         var actions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &actions) }

@@ -6,6 +6,21 @@ struct CallerID: Hashable, Sendable, CustomStringConvertible {
     var description: String { "caller \(slot)" }
 }
 
+/// Which machine a caller is in: a ``CallerID`` names a place in one machine's storage, and
+/// means nothing, or another caller, in any other.
+struct MachineID: Hashable, Sendable, CustomStringConvertible {
+    let value: UInt64
+    var description: String { "machine \(value)" }
+}
+
+/// A caller another caller waits for, named with the machine that holds it: a dependency may
+/// be a request of another scheduler.
+struct DependencyID: Hashable, Sendable, CustomStringConvertible {
+    let machine: MachineID
+    let caller: CallerID
+    var description: String { "\(caller) of \(machine)" }
+}
+
 /// One network call, shared by identical callers, until its outcome is decided.
 struct CallID: Hashable, Sendable, CustomStringConvertible {
     let slot: SlotID
@@ -57,6 +72,9 @@ enum TimerKey: Hashable, Sendable {
 /// attempt (a ``RequestHandle`` and a ``DataTaskOperation``): the machine only hands them back.
 /// Tests drive it with plain values, synchronously.
 struct SchedulerMachine<CallerHandle, AttemptTask> {
+    /// This machine, among the others of the process: only its own callers inherit priority
+    /// from its dependents.
+    let id: MachineID
     /// The most attempts running at once per host.
     let budget: Int
     /// The most of them that `.low` and `.background` calls may hold, so that a more urgent
@@ -103,6 +121,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     var jitter: SplitMix64
 
     init(
+        id: MachineID,
         budget: Int,
         lowPriorityBudget: Int,
         defaultRetryPolicy: RetryPolicy,
@@ -115,6 +134,7 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     ) {
         precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
         precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget)
+        self.id = id
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
         self.defaultRetryPolicy = defaultRetryPolicy
@@ -175,7 +195,8 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     /// are waited for, so that the others (most) do not carry its 40 bytes. Only its machine
     /// reaches it, through its caller.
     final class Lending {
-        /// While its caller waits: the callers it waits for.
+        /// While its caller waits: the callers it waits for that inherit its priority, those of
+        /// this machine that were here when it started waiting.
         var dependencies: [CallerID] = []
         /// The effective priorities of the callers waiting for its caller.
         var inherited = PriorityCounts()

@@ -9,6 +9,8 @@ import FoundationNetworking
 /// no sockets, no time passing.
 struct MachineDriver {
     typealias Machine = SchedulerMachine<String, String>
+    /// The driven machine's ID; a dependency named with another is another machine's caller.
+    static let machineID = MachineID(value: 1)
 
     var machine: Machine
     /// The uptime, in nanoseconds, that events carry.
@@ -42,7 +44,7 @@ struct MachineDriver {
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
          healthPolicy: HostHealthPolicy = .never, rateLimits: [String: RateLimit] = [:]) {
-        machine = Machine(budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
+        machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
                           maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
                           rateLimits: rateLimits, jitterSeed: 1)
     }
@@ -90,13 +92,41 @@ struct MachineDriver {
 
     /// A caller that waits for `dependencies` before it sends `path`: as many as there are
     /// names in `waitingFor`, which inherit its priority, or `count`.
-    mutating func sendAfter(_ count: Int? = nil, waitingFor names: [String] = [], _ name: String,
-                            priority: RequestPriority = .normal, deadline: TimeInterval? = nil) {
+    /// `name` waits for `count` dependencies (as many as `names` unless said), among them
+    /// the callers `names` of this machine and the callers `others` names, which may be
+    /// another machine's, or gone.
+    mutating func sendAfter(_ count: Int? = nil, waitingFor names: [String] = [], others: [DependencyID] = [],
+                            _ name: String, priority: RequestPriority = .normal, deadline: TimeInterval? = nil) {
+        let own = names.map { DependencyID(machine: Self.machineID, caller: callers[$0]!) }
         let (id, actions) = machine.add(name, priority: priority, dependencies: count ?? names.count,
-                                        waitingFor: names.map { callers[$0]! }, deadline: deadline.map { uptime(after: $0) },
+                                        waitingFor: own + others, deadline: deadline.map { uptime(after: $0) },
                                         now: now)
         callers[name] = id
+        waitsFor[name] = names
         perform(actions)
+    }
+
+    /// What each caller sent with ``sendAfter(_:waitingFor:others:_:priority:deadline:)`` waits
+    /// for, by name.
+    private var waitsFor: [String: [String]] = [:]
+
+    /// Callers whose inherited priorities are not what the dependents waiting for them lend,
+    /// counted by name rather than by ID: a caller lent a priority it was never meant to get
+    /// (another machine's ID naming it), or keeping one after its dependent stopped waiting.
+    var lendingViolations: [String] {
+        // A caller's handle is its name.
+        let live = machine.callers.all.map(\.element)
+        var lent: [String: PriorityCounts] = [:]
+        for caller in live {
+            guard case .waiting = caller.stage, let names = waitsFor[caller.handle] else { continue }
+            for name in names where machine.callers.contains(callers[name]!.slot) {
+                lent[name, default: PriorityCounts()].add(caller.effectivePriority)
+            }
+        }
+        return live.compactMap { caller in
+            (caller.lending?.inherited ?? PriorityCounts()) == lent[caller.handle, default: PriorityCounts()]
+                ? nil : "\(caller.handle) inherits other than its dependents lend it"
+        }
     }
 
     /// One dependency of `name` succeeded; once all have, it sends `path`.
@@ -189,7 +219,7 @@ struct MachineDriver {
         outcomes.count { $0.caller == name }
     }
 
-    var violations: [String] { machine.invariantViolations() }
+    var violations: [String] { machine.invariantViolations() + lendingViolations }
 
     // MARK: - Performing actions
 
