@@ -16,9 +16,13 @@ extension HeavyTests {
 
         /// Each caller's number of outcomes, and how many of each kind there were.
         final class Ledger: Sendable {
-            private let counts = Locked([Int](repeating: 0, count: ExactlyOnceStressTests.callers))
+            private let counts: Locked<[Int]>
             let kinds = Locked<[String: Int]>([:])
             let ended = EventLog<Int>()
+
+            init(callers: Int) {
+                counts = Locked([Int](repeating: 0, count: callers))
+            }
 
             func record(_ caller: Int, _ result: Result<User, ServiceError>) {
                 counts.withLock { $0[caller] += 1 }
@@ -60,7 +64,7 @@ extension HeavyTests {
                 transport: server.transport, eventMonitors: [events],
                 retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0.001)))
             let api = APIClient(baseURL: URL(string: "https://api.test")!, scheduler: scheduler)
-            let ledger = Ledger()
+            let ledger = Ledger(callers: Self.callers)
 
             // Dedicated threads, as an app's would be: `concurrentPerform` would take the whole
             // dispatch pool, which the operation queues need, and nothing would start meanwhile.

@@ -117,8 +117,8 @@ struct FuzzRun {
             let suspended = sent.filter { driver.machine.callers.lookup(driver.callers[$0]!.slot)?.isSuspended == true }
             for name in suspended { driver.setSuspended(false, name) }
             while let name = dependents.popLast() {
-                driver.dependencySucceeded(name)
-                driver.dependencySucceeded(name) // for one that waits for two
+                // One waits for four at most.
+                for _ in 0..<4 { driver.dependencySucceeded(name) }
             }
             while let refresh = driver.refreshes.first { driver.tokenRefreshed(refresh) }
             startedTasks()
@@ -159,12 +159,26 @@ struct FuzzRun {
         let name = "c\(sent.count)"
         // Some of them may have ended already; those still here inherit its priority.
         let waitedFor = sent.isEmpty ? [] : (0..<Int.random(in: 1...2, using: &random)).map { _ in sent.randomElement(using: &random)! }
+        // Requests of another scheduler, whose IDs may name a caller here (a place held now,
+        // or later), and IDs of this machine that name nobody: none inherits anything.
+        let others = (0..<Int.random(in: 0...2, using: &random)).map { _ in randomDependencyID() }
         let priority = RequestPriority.allCases.randomElement(using: &random)!
         let deadline = Int.random(in: 0..<6, using: &random) == 0 ? TimeInterval(Int.random(in: 1...20, using: &random)) : nil
-        lastEvent = "send \(name) at \(priority) after \(waitedFor) deadline \(deadline ?? 0)"
-        driver.sendAfter(max(1, waitedFor.count), waitingFor: waitedFor, name, priority: priority, deadline: deadline)
+        lastEvent = "send \(name) at \(priority) after \(waitedFor) and \(others) deadline \(deadline ?? 0)"
+        driver.sendAfter(max(1, waitedFor.count + others.count), waitingFor: waitedFor, others: others, name,
+                         priority: priority, deadline: deadline)
         sent.append(name)
         dependents.append(name)
+    }
+
+    /// Another machine's caller, most often at a place this machine uses; or a place of this
+    /// machine in a generation it has not reached.
+    private mutating func randomDependencyID() -> DependencyID {
+        let place = Int32(Int.random(in: 0..<16, using: &random))
+        let generation = UInt32(Int.random(in: 0..<4, using: &random))
+        let isOwn = Int.random(in: 0..<4, using: &random) == 0
+        return DependencyID(machine: isOwn ? MachineDriver.machineID : MachineID(value: 2),
+                            caller: CallerID(slot: SlotID(index: place, generation: isOwn ? generation + 1_000_000 : generation)))
     }
 
     private mutating func resolveADependency() {
