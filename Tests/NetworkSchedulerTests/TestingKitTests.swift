@@ -69,6 +69,32 @@ import Testing
         #expect(transport.arrivals.count == 2)
     }
 
+    @Test func queueWaitAndWireTimeAreCountedOnTheSchedulersClock() async throws {
+        // Given a budget of one on a virtual clock: `first` holds the slot, `second` waits
+        let clock = VirtualClock()
+        let transport = StubTransport(maximumConnectionsPerHost: 1, clock: clock) { _ in .hold }
+        let (_, api) = Self.scheduler(transport, clock: clock)
+        let replies = EventLog<(String, Result<Reply<Item>, ServiceError>)>()
+        for path in ["first", "second"] {
+            api.sendForReply(Resource<Item>(path: path)) { replies.append((path, $0)) }
+        }
+        await transport.arrivals.wait(for: 1)
+
+        // When five virtual seconds pass before `first` is answered, and two before `second` is
+        clock.advance(by: 5)
+        transport.release(path: "/v1/first", with: .json(#"{"id": 1}"#))
+        await transport.arrivals.wait(for: 2)
+        clock.advance(by: 2)
+        transport.release(path: "/v1/second", with: .json(#"{"id": 2}"#))
+
+        // Then each reply's figures are those virtual seconds, whatever real time passed
+        let metrics = Dictionary(uniqueKeysWithValues: await replies.wait(for: 2).map { ($0.0, try? $0.1.get().metrics) })
+        #expect(metrics["first"]??.queuedDuration == 0)
+        #expect(metrics["first"]??.networkDuration == 5)
+        #expect(metrics["second"]??.queuedDuration == 5)
+        #expect(metrics["second"]??.networkDuration == 2)
+    }
+
     @Test func aDeadlineAndARateLimitRunOnTheVirtualClock() async throws {
         // Given a caller with a ten-second deadline on a held request, and a host limited to
         // one start a second, on a virtual clock

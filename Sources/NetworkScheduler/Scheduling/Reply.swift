@@ -9,10 +9,11 @@ public struct ResponseMetrics: Sendable, Equatable {
     public var statusCode: Int?
     /// Whether other callers shared this caller's network call.
     public var wasShared: Bool
-    /// Seconds between entering the scheduler's queue and the call starting
-    /// (zero for a caller that joined a call already on the wire).
+    /// Seconds between entering the scheduler's queue and the call's last attempt getting a
+    /// budget slot (zero for a caller that joined a call already on the wire), on the
+    /// scheduler's clock (``RequestScheduler/Configuration-swift.struct/clock``).
     public var queuedDuration: TimeInterval
-    /// Seconds the call spent on the wire.
+    /// Seconds from the last attempt getting its slot to its outcome, on the scheduler's clock.
     public var networkDuration: TimeInterval
 
     /// Metrics with every figure given.

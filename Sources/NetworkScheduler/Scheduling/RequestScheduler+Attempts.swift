@@ -9,14 +9,10 @@ import FoundationNetworking
 // machine's: see `SchedulerMachine+Attempts.swift`.
 extension RequestScheduler {
     /// An attempt's operation reported its outcome.
-    func attemptEnded(
-        _ attempt: AttemptID,
-        with outcome: Result<TransportResponse, ServiceError>,
-        timing: DataTaskOperation.Timing
-    ) {
+    func attemptEnded(_ attempt: AttemptID, with outcome: Result<TransportResponse, ServiceError>) {
         let now = clock.uptimeNanoseconds
         let date = clock.now
-        feed { $0.attemptEnded(attempt, with: outcome, timing: timing, now: now, date: date) }
+        feed { $0.attemptEnded(attempt, with: outcome, now: now, date: date) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

@@ -88,8 +88,8 @@ extension RequestScheduler {
         public var maximumResponseSize: Int = Configuration.defaultMaximumResponseSize
 
         /// Where the scheduler reads the time and sets its timer (deadlines, backoffs, pauses,
-        /// rate limits, kept outcomes): ``SystemClock`` unless a test gives a virtual one.
-        /// Response metrics are timed by the system clock whatever this is.
+        /// rate limits, kept outcomes) and times what it reports (queue waits and wire time in
+        /// ``ResponseMetrics`` and events): ``SystemClock`` unless a test gives a virtual one.
         public var clock: any SchedulerClock = .system
 
         /// 50 MB: more than any JSON answer, less than a gzip bomb.

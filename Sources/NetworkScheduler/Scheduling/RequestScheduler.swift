@@ -418,8 +418,8 @@ public final class RequestScheduler: Sendable {
             adapter: start.submission.adapter,
             deadlines: nil,
             onStart: onStart,
-            onCompletion: { [self, id = start.id] outcome, timing in
-                attemptEnded(id, with: outcome, timing: timing)
+            onCompletion: { [self, id = start.id] outcome, _ in
+                attemptEnded(id, with: outcome)
             }
         )
     }

@@ -16,11 +16,11 @@ extension SchedulerMachine {
     /// An attempt's task ended with `outcome`. Frees its budget slot for the calls waiting,
     /// then retries the call, refreshes its token, or delivers to its callers. `date` is the
     /// wall clock, which a `Retry-After` date is counted from. An attempt that
-    /// had already ended (at its deadline) changes nothing.
+    /// had already ended (at its deadline) changes nothing. Its time on the wire is counted on
+    /// the machine's clock, from the slot it got to `now`.
     mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Result<TransportResponse, ServiceError>,
-        timing: DataTaskOperation.Timing,
         now: UInt64,
         date: Date
     ) -> Actions {
@@ -28,7 +28,7 @@ extension SchedulerMachine {
             return Actions()
         }
         hostsToFill.insert(call.host)
-        var actions = end(attempt.call, running, with: outcome, timing: timing, now: now, date: date)
+        var actions = end(attempt.call, running, with: outcome, now: now, date: date)
         fillHosts(now: now, into: &actions)
         return actions
     }
@@ -69,8 +69,7 @@ extension SchedulerMachine {
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
             if let task = running.task { actions.cancels.append(task) }
-            let timing = DataTaskOperation.Timing(created: running.started, started: running.started, completed: now)
-            actions.merge(end(callID, running, with: .failure(.timedOut), timing: timing, now: now, date: date))
+            actions.merge(end(callID, running, with: .failure(.timedOut), now: now, date: date))
         }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
@@ -102,7 +101,7 @@ extension SchedulerMachine {
             hostsToFill.insert(call.host)
             line(callID, now: now, into: &actions)
         case .failure(let error):
-            deliver(.failure(error), of: callID, timing: .init(created: now, started: nil, completed: now), now: now, into: &actions)
+            deliver(.failure(error), of: callID, startedAt: nil, now: now, into: &actions)
         }
         fillHosts(now: now, into: &actions)
         return actions
@@ -123,7 +122,6 @@ extension SchedulerMachine {
         _ callID: CallID,
         _ running: Running,
         with outcome: Result<TransportResponse, ServiceError>,
-        timing: DataTaskOperation.Timing,
         now: UInt64,
         date: Date
     ) -> Actions {
@@ -138,7 +136,7 @@ extension SchedulerMachine {
             keep(outcome, of: callID, now: now, into: &actions)
         } else {
             calls[callID.slot].attempt = .between
-            decide(callID, after: outcome, timing: timing, now: now, date: date, into: &actions)
+            decide(callID, after: outcome, startedAt: running.started, now: now, date: date, into: &actions)
         }
         return actions
     }
@@ -148,7 +146,7 @@ extension SchedulerMachine {
     private mutating func decide(
         _ callID: CallID,
         after outcome: Result<TransportResponse, ServiceError>,
-        timing: DataTaskOperation.Timing,
+        startedAt attemptStart: UInt64,
         now: UInt64,
         date: Date,
         into actions: inout Actions
@@ -180,15 +178,17 @@ extension SchedulerMachine {
             }
             return
         }
-        deliver(outcome, of: callID, timing: timing, now: now, into: &actions)
+        deliver(outcome, of: callID, startedAt: attemptStart, now: now, into: &actions)
     }
 
     /// Removes a call and every caller still with it, with what each gets; the next call of
-    /// its lane goes (see ``retire(_:failed:now:into:)``).
+    /// its lane goes (see ``retire(_:failed:now:into:)``). `attemptStart` is when its last
+    /// attempt got its slot, if one did: each caller waited from joining until then (or not at
+    /// all, joining a call on the wire), and the attempt was on the wire from then to `now`.
     mutating func deliver(
         _ outcome: Result<TransportResponse, ServiceError>,
         of callID: CallID,
-        timing: DataTaskOperation.Timing,
+        startedAt attemptStart: UInt64?,
         now: UInt64,
         into actions: inout Actions
     ) {
@@ -202,8 +202,8 @@ extension SchedulerMachine {
             let metrics = ResponseMetrics(
                 statusCode: statusCode,
                 wasShared: call.wasShared,
-                queuedDuration: seconds(from: since, to: timing.started ?? timing.completed),
-                networkDuration: timing.networkDuration
+                queuedDuration: seconds(from: since, to: attemptStart ?? now),
+                networkDuration: attemptStart.map { seconds(from: $0, to: now) } ?? 0
             )
             actions.deliveries.append((caller.handle, CallResult(outcome: outcome, metrics: metrics,
                                                                  idempotencyKey: call.idempotencyKey,

@@ -194,7 +194,7 @@ extension SchedulerMachine {
     private mutating func shed(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let host = hosts[calls[callID.slot].host].name
         calls[callID.slot].attempt = .between
-        deliver(.failure(.lineFull(host: host)), of: callID, timing: .init(created: now, started: nil, completed: now),
+        deliver(.failure(.lineFull(host: host)), of: callID, startedAt: nil,
                 now: now, into: &actions)
     }
 

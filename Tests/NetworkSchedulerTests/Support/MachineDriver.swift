@@ -164,8 +164,7 @@ struct MachineDriver {
         let attempt = attempts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
-        let timing = DataTaskOperation.Timing(created: now, started: now, completed: now)
-        perform(machine.attemptEnded(attempt, with: outcome, timing: timing, now: now, date: date))
+        perform(machine.attemptEnded(attempt, with: outcome, now: now, date: date))
     }
 
     /// Ends every attempt with a 200, in the order they started, those started meanwhile
