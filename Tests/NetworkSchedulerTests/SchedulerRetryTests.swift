@@ -139,10 +139,10 @@ import NetworkSchedulerTesting
             StubTransport.response(to: request, status: 503, body: Data(), headers: [:]))
         for attempt in 1...9 {
             let ceiling = min(1, 0.1 * pow(2, Double(attempt - 1)))
-            #expect(policy.delay(before: attempt, method: "GET", isKeyed: false, after: busy, jitter: 0, date: Date()) == 0)
-            #expect(policy.delay(before: attempt, method: "GET", isKeyed: false, after: busy, jitter: 1, date: Date()) == ceiling)
-            #expect(policy.delay(before: attempt, method: "GET", isKeyed: false, after: busy, jitter: 0.5, date: Date()) == ceiling / 2)
+            #expect(policy.retry(before: attempt, method: "GET", isKeyed: false, after: busy, retryAfter: nil)?.delay(jitter: 0) == 0)
+            #expect(policy.retry(before: attempt, method: "GET", isKeyed: false, after: busy, retryAfter: nil)?.delay(jitter: 1) == ceiling)
+            #expect(policy.retry(before: attempt, method: "GET", isKeyed: false, after: busy, retryAfter: nil)?.delay(jitter: 0.5) == ceiling / 2)
         }
-        #expect(policy.delay(before: 10, method: "GET", isKeyed: false, after: busy, jitter: 0.5, date: Date()) == nil)
+        #expect(policy.retry(before: 10, method: "GET", isKeyed: false, after: busy, retryAfter: nil)?.delay(jitter: 0.5) == nil)
     }
 }

@@ -268,7 +268,8 @@ extension RequestHandle {
 /// What a network call produced for one caller.
 struct CallResult: Sendable {
     var outcome: Result<TransportResponse, ServiceError>
-    var metrics = ResponseMetrics()
+    /// Its waits and sharing, as the machine measured them; see ``metrics``.
+    var measured = ResponseMetrics()
     /// The `Idempotency-Key` the call carried, which gives 409 and 422 their meaning.
     var idempotencyKey: String?
     /// Shared by the callers of one call, so that those reading it the same way decode once.
@@ -276,5 +277,13 @@ struct CallResult: Sendable {
 
     static func failure(_ error: ServiceError) -> CallResult {
         CallResult(outcome: .failure(error))
+    }
+
+    /// What the caller is told of the call: the machine's figures, with the status read here,
+    /// since the machine reads none.
+    var metrics: ResponseMetrics {
+        var metrics = measured
+        metrics.statusCode = try? outcome.get().response.statusCode
+        return metrics
     }
 }

@@ -8,36 +8,44 @@ import FoundationNetworking
 // outside the lock: a token refresh. The decisions (retry, backoff, refresh, deliver) are the
 // machine's: see `SchedulerMachine+Attempts.swift`.
 extension RequestScheduler {
-    /// An attempt's operation reported its outcome.
-    func attemptEnded(_ attempt: AttemptID, with outcome: Result<TransportResponse, ServiceError>) {
+    /// An attempt's operation reported its outcome: read it here, outside the lock (a retry
+    /// policy's decider runs then), and tell the machine.
+    func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>) {
+        let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
+                                     submission: start.submission, defaultPolicy: configuration.retryPolicy, date: clock.now)
         let now = clock.uptimeNanoseconds
-        let date = clock.now
-        feed { $0.attemptEnded(attempt, with: outcome, now: now, date: date) }
+        feed { $0.attemptEnded(start.id, with: outcome, verdict: verdict, now: now) }
+    }
+
+    /// The machine ended an attempt at its deadline: read that timeout as any attempt's result.
+    func judge(_ expiry: Machine.Expiry) {
+        let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
+                                     submission: expiry.submission, defaultPolicy: configuration.retryPolicy, date: clock.now)
+        let now = clock.uptimeNanoseconds
+        feed { $0.expiryJudged(expiry.id, verdict, now: now) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call
-    /// again with its request rebuilt, or fail it.
+    /// again with its request rebuilt (with the call's `Idempotency-Key`), or fail it.
     func refreshToken(_ refresh: Machine.TokenRefresh) {
+        guard let authenticator = refresh.submission.authenticator else { return }
         Task { [weak self] in
             do throws(ServiceError) {
-                _ = try await refresh.authenticator.token(replacing: refresh.rejected)
-                self?.replayWithNewToken(refresh.call)
+                _ = try await authenticator.token(replacing: refresh.rejected)
             } catch {
                 self?.tokenRefreshed(refresh.call, rebuilt: .failure(.authenticationFailed(cause: error)))
+                return
             }
+            let rebuilt: Result<PreparedRequest, ServiceError>
+            do throws(ServiceError) {
+                var request = try refresh.submission.prepare()
+                if let key = refresh.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
+                rebuilt = .success(request)
+            } catch {
+                rebuilt = .failure(error)
+            }
+            self?.tokenRefreshed(refresh.call, rebuilt: rebuilt)
         }
-    }
-
-    /// Builds the call's request again, now carrying the new token.
-    private func replayWithNewToken(_ call: CallID) {
-        guard let submission = state.withLock({ $0.submission(of: call) }) else { return }
-        let rebuilt: Result<PreparedRequest, ServiceError>
-        do throws(ServiceError) {
-            rebuilt = .success(try submission.prepare())
-        } catch {
-            rebuilt = .failure(error)
-        }
-        tokenRefreshed(call, rebuilt: rebuilt)
     }
 
     private func tokenRefreshed(_ call: CallID, rebuilt: Result<PreparedRequest, ServiceError>) {

@@ -70,7 +70,7 @@ public final class RequestScheduler: Sendable {
         })
         state = Locked(Machine(id: machineID, budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
-                               defaultRetryPolicy: configuration.retryPolicy, maximumWaits: configuration.maximumWait,
+                               maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
                                healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
@@ -291,7 +291,7 @@ public final class RequestScheduler: Sendable {
     /// one in flight. A caller that waited for dependencies is in the machine already; a new
     /// one enters it here, and `group` lists it before a monitor hears of it.
     private func submit(_ handle: RequestHandle, listingIn group: RequestGroup? = nil) {
-        let request: PreparedRequest
+        var request: PreparedRequest
         do throws(ServiceError) {
             request = try handle.submission.prepare()
         } catch {
@@ -300,20 +300,23 @@ public final class RequestScheduler: Sendable {
         }
         // Made before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication)
-        let newIdempotencyKey = handle.submission.sendsIdempotencyKey && request.header("idempotency-key") == nil
-            ? UUID().uuidString : nil
+        // A new call's key, shared by its joiners and every attempt; not part of the call's key.
+        if handle.submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
+            request.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
+        }
+        let idempotencyKey = request.header("idempotency-key")
         let now = clock.uptimeNanoseconds
         let attachment = feed { machine in
             if let id = handle.callerID {
                 return machine.attach(id, request: request, submission: handle.submission, key: key,
-                                      newIdempotencyKey: newIdempotencyKey, now: now)
+                                      idempotencyKey: idempotencyKey, now: now)
             }
             // Listed as it enters the machine: see `RequestGroup.insert`.
             let isSuspended = group?.insert(handle) ?? false
             let (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
                                                            request: request,
                                                            submission: handle.submission, key: key,
-                                                           newIdempotencyKey: newIdempotencyKey,
+                                                           idempotencyKey: idempotencyKey,
                                                            deadline: Self.deadline(of: handle.submission, sentAt: now),
                                                            now: now)
             handle.callerID = id
@@ -383,6 +386,7 @@ public final class RequestScheduler: Sendable {
                             after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
         for refresh in actions.refreshes { refreshToken(refresh) }
+        for expiry in actions.expiries { judge(expiry) }
         for (call, request, from, to) in actions.promotions {
             record(.promoted(Self.eventCall(request, callers: callers[call] ?? []), from: from, to: to))
         }
@@ -418,8 +422,8 @@ public final class RequestScheduler: Sendable {
             adapter: start.submission.adapter,
             deadlines: nil,
             onStart: onStart,
-            onCompletion: { [self, id = start.id] outcome, _ in
-                attemptEnded(id, with: outcome)
+            onCompletion: { [self] outcome, _ in
+                attemptEnded(start, with: outcome)
             }
         )
     }
@@ -514,8 +518,7 @@ public final class RequestScheduler: Sendable {
 
     private func timerFired() {
         let now = clock.uptimeNanoseconds
-        let date = clock.now
-        feed { $0.timerFired(now: now, date: date) }
+        feed { $0.timerFired(now: now) }
     }
 
     private func nextID() -> RequestHandle.ID {

@@ -7,7 +7,7 @@ import FoundationNetworking
 ///
 /// Retries wait with exponential backoff and full jitter (a random delay between zero and
 /// `baseDelay × 2^(attempt−1)`, capped at `maxDelay`), or as long as a 429 or 503 response's
-/// `Retry-After` says. Only requests that are safe to send twice are retried: idempotent
+/// `Retry-After` says (a `Retry-After` that is neither seconds nor an HTTP date is ignored). Only requests that are safe to send twice are retried: idempotent
 /// methods, and requests carrying an `Idempotency-Key`. A cancelled request is never retried,
 /// and a call waiting to retry holds no slot of its host's budget.
 ///
@@ -61,8 +61,9 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// This policy with your own decision on each failed attempt: retry a status or an error
     /// the rules pass over, give up on one they would retry, or leave it to them. `maxAttempts`
-    /// and `maxRetryAfter` still bound it. It runs under the scheduler's lock: decide from its
-    /// argument alone, quickly, and never call the scheduler from it.
+    /// and `maxRetryAfter` still bound it. It runs on the thread that reports the attempt,
+    /// outside the scheduler's lock, before the scheduler hears of the attempt's end: decide
+    /// quickly, from its argument.
     ///
     /// ```swift
     /// let policy = RetryPolicy.default.deciding { attempt in
@@ -75,7 +76,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// }
     /// ```
     ///
-    /// - Parameter decide: what to do about each failed attempt; runs under the scheduler's lock.
+    /// - Parameter decide: what to do about each failed attempt; runs outside the scheduler's lock.
     public func deciding(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) -> RetryPolicy {
         var policy = self
         policy.decider = RetryDecider(decide)
@@ -88,35 +89,32 @@ public struct RetryPolicy: Sendable, Equatable {
     /// One attempt: failures are reported at once.
     public static let never = RetryPolicy(maxAttempts: 1)
 
-    /// How long to wait before attempt `attempt + 1`, or nil to give up.
+    /// When to send attempt `attempt + 1`, or nil to give up.
     ///
     /// - Parameters:
     ///   - method: the request's method.
     ///   - isKeyed: whether the request carries an `Idempotency-Key`.
     ///   - outcome: what attempt `attempt` produced.
-    ///   - jitter: a random fraction in 0...1, the share of the backoff ceiling to wait; drawn
-    ///     only when a backoff is needed.
-    func delay(
+    ///   - retryAfter: the seconds a 429's or 503's `Retry-After` asks for, if it has one.
+    func retry(
         before attempt: Int,
         method: String,
         isKeyed: Bool,
         after outcome: Result<TransportResponse, ServiceError>,
-        jitter: @autoclosure () -> Double,
-        date: Date
-    ) -> TimeInterval? {
+        retryAfter: TimeInterval?
+    ) -> AttemptVerdict.Retry? {
         guard attempt < maxAttempts else { return nil }
         if let decider, Self.isFailure(outcome) {
             switch decider.decide(RetryContext(attempt: attempt, method: method, outcome: outcome)) {
             case .doNotRetry:
                 return nil
             case .retry(let after):
-                if let after { return min(max(0, after), maxRetryAfter) }
-                return retryAfter(in: outcome, date: date) ?? backoff(before: attempt, jitter: jitter())
+                if let after { return .after(min(max(0, after), maxRetryAfter)) }
+                return retryAfter.map { .after(min($0, maxRetryAfter)) } ?? backoff(before: attempt)
             case .usePolicy:
                 break
             }
         }
-        var retryAfter: TimeInterval?
         switch outcome {
         case .success(let payload):
             let status = payload.response.statusCode
@@ -124,19 +122,14 @@ public struct RetryPolicy: Sendable, Equatable {
             guard retryableStatusCodes.contains(status) || status == 409 else { return nil }
             let keyInUse = status == 409 && isKeyed
             guard retryableStatusCodes.contains(status) || keyInUse else { return nil }
-            if status == 429 || status == 503,
-               let header = payload.response.value(forHTTPHeaderField: "Retry-After") {
-                guard let seconds = Self.retryAfter(header, now: date), seconds <= maxRetryAfter else { return nil }
-                retryAfter = seconds
-            }
+            if let retryAfter, retryAfter > maxRetryAfter { return nil }
         case .failure(.timedOut):
             break
         case .failure(let error):
             guard error.isConnectivityFailure else { return nil }
         }
         guard isSafeToRepeat(method: method, isKeyed: isKeyed) else { return nil }
-        if let retryAfter { return retryAfter }
-        return backoff(before: attempt, jitter: jitter())
+        return retryAfter.map { .after($0) } ?? backoff(before: attempt)
     }
 
     /// What a decider is asked about: an error other than cancellation, or a status of 400 or
@@ -150,16 +143,8 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// The backoff before attempt `attempt + 1`: full jitter under an exponential ceiling.
-    private func backoff(before attempt: Int, jitter: Double) -> TimeInterval {
-        min(maxDelay, baseDelay * pow(2, Double(attempt - 1))) * min(max(jitter, 0), 1)
-    }
-
-    /// A 429's or 503's `Retry-After`, if it has one within `maxRetryAfter`.
-    private func retryAfter(in outcome: Result<TransportResponse, ServiceError>, date: Date) -> TimeInterval? {
-        guard case .success(let payload) = outcome, [429, 503].contains(payload.response.statusCode),
-              let header = payload.response.value(forHTTPHeaderField: "Retry-After"),
-              let seconds = Self.retryAfter(header, now: date) else { return nil }
-        return min(seconds, maxRetryAfter)
+    private func backoff(before attempt: Int) -> AttemptVerdict.Retry {
+        .backoff(upTo: min(maxDelay, baseDelay * pow(2, Double(attempt - 1))))
     }
 
     func isSafeToRepeat(method: String, isKeyed: Bool) -> Bool {

@@ -13,15 +13,31 @@ extension SchedulerMachine {
         let priority: RequestPriority
         /// The rank it started at: its priority, raised by any promotions while it waited.
         let rank: RequestPriority
+        /// Its number for the retry policy: 1 for the first try (a replay with a new token
+        /// keeps its number).
+        let attemptNumber: Int
+    }
+
+    /// An attempt the machine ended at its deadline: its call waits for the verdict on that
+    /// timeout, read as any attempt's result is, then reported with
+    /// ``SchedulerMachine/expiryJudged(_:_:now:)``.
+    struct Expiry {
+        let id: AttemptID
+        let request: PreparedRequest
+        let submission: Submission
+        let attemptNumber: Int
     }
 
     /// A token refresh the scheduler must run, then report with
     /// ``SchedulerMachine/tokenRefreshed(_:rebuilt:now:)``.
     struct TokenRefresh {
         let call: CallID
-        let authenticator: TokenAuthenticator
+        /// The call's, whose authenticator gets the token and which builds its request again.
+        let submission: Submission
         /// The token the server rejected.
         let rejected: String?
+        /// The `Idempotency-Key` the call carries, which its rebuilt request carries again.
+        let idempotencyKey: String?
     }
 
     /// A call that will be tried again, for the event monitors.
@@ -58,5 +74,7 @@ extension SchedulerMachine {
         var kept = SmallBatch<(PreparedRequest, Result<TransportResponse, ServiceError>)>()
         /// Hosts paused, probing or available again.
         var healthChanges = SmallBatch<HealthChange>()
+        /// Attempts ended at their deadline, whose calls wait for the verdict on it.
+        var expiries = SmallBatch<Expiry>()
     }
 }

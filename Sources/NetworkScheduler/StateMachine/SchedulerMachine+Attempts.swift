@@ -13,22 +13,37 @@ extension SchedulerMachine {
         calls[attempt.call.slot].attempt = .running(running)
     }
 
-    /// An attempt's task ended with `outcome`. Frees its budget slot for the calls waiting,
-    /// then retries the call, refreshes its token, or delivers to its callers. `date` is the
-    /// wall clock, which a `Retry-After` date is counted from. An attempt that
-    /// had already ended (at its deadline) changes nothing. Its time on the wire is counted on
-    /// the machine's clock, from the slot it got to `now`.
+    /// An attempt's task ended with `outcome`, which `verdict` reads (beside the transport:
+    /// the machine never reads a status or a header). Frees its budget slot for the calls
+    /// waiting, then retries the call, refreshes its token, or delivers `outcome` to its
+    /// callers. An attempt that had already ended (at its deadline) changes nothing. Its time
+    /// on the wire is counted on the machine's clock, from the slot it got to `now`.
     mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Result<TransportResponse, ServiceError>,
-        now: UInt64,
-        date: Date
+        verdict: AttemptVerdict,
+        now: UInt64
     ) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
             return Actions()
         }
         hostsToFill.insert(call.host)
-        var actions = end(attempt.call, running, with: outcome, now: now, date: date)
+        var actions = Actions()
+        end(attempt.call, running, with: outcome, verdict: verdict, now: now, into: &actions)
+        fillHosts(now: now, into: &actions)
+        return actions
+    }
+
+    /// The verdict on an attempt the machine ended at its deadline (an ``Expiry``): the call is
+    /// tried again, or its callers get `.timedOut`. Nothing happens if the call has gone
+    /// meanwhile (its callers left), or for any other attempt.
+    mutating func expiryJudged(_ attempt: AttemptID, _ verdict: AttemptVerdict, now: UInt64) -> Actions {
+        guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
+              case .expired(let started) = call.attempt else { return Actions() }
+        call.attempt = .between
+        var actions = Actions()
+        hostsToFill.insert(call.host)
+        decide(attempt.call, after: .failure(.timedOut), verdict: verdict, startedAt: started, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
     }
@@ -36,7 +51,7 @@ extension SchedulerMachine {
     /// The timer fired: callers past their own deadline end with `.deadlineExceeded`, attempts
     /// past theirs end as `.timedOut` (their tasks are cancelled), calls that waited too long
     /// are promoted, and calls whose backoff is over go back in their lines.
-    mutating func timerFired(now: UInt64, date: Date) -> Actions {
+    mutating func timerFired(now: UInt64) -> Actions {
         var actions = Actions()
         let due = timers.filter { $0.value <= now }.keys.sorted(by: TimerKey.firesBefore)
         for key in due { timers[key] = nil }
@@ -55,7 +70,7 @@ extension SchedulerMachine {
                 case .waiting: promote(callID, now: now, into: &actions)
                 case .between, .held: backedOff.append(callID)
                 case .kept: forget(callID, now: now, into: &actions)
-                case .inLane: break
+                case .expired, .inLane: break
                 }
             }
         }
@@ -69,7 +84,7 @@ extension SchedulerMachine {
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
             if let task = running.task { actions.cancels.append(task) }
-            actions.merge(end(callID, running, with: .failure(.timedOut), now: now, date: date))
+            end(callID, running, with: .failure(.timedOut), verdict: nil, now: now, into: &actions)
         }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
@@ -95,13 +110,12 @@ extension SchedulerMachine {
         guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
         var actions = Actions()
         switch rebuilt {
-        case .success(var request):
-            if let key = call.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
+        case .success(let request):
             calls[callID.slot].request = request
             hostsToFill.insert(call.host)
             line(callID, now: now, into: &actions)
         case .failure(let error):
-            deliver(.failure(error), of: callID, startedAt: nil, now: now, into: &actions)
+            deliver(.failure(error), failed: true, of: callID, startedAt: nil, now: now, into: &actions)
         }
         fillHosts(now: now, into: &actions)
         return actions
@@ -118,27 +132,34 @@ extension SchedulerMachine {
 
     // MARK: - Ending an attempt
 
+    /// Ends an attempt: frees its slot, tells its host's health what it learnt, then retries
+    /// the call, refreshes its token, or delivers. `verdict` is nil for an attempt the machine
+    /// ended at its deadline: its call waits for the verdict on that timeout (an ``Expiry``).
     private mutating func end(
         _ callID: CallID,
         _ running: Running,
         with outcome: Result<TransportResponse, ServiceError>,
+        verdict: AttemptVerdict?,
         now: UInt64,
-        date: Date
-    ) -> Actions {
-        var actions = Actions()
+        into actions: inout Actions
+    ) {
         let host = calls[callID.slot].host
         freeSlot(of: running, onHost: host)
         timers[.call(callID)] = nil
-        judge(outcome, of: callID, onHost: host, now: now, date: date, into: &actions)
-        if calls[callID.slot].isAbandoned {
+        judge(verdict?.kind ?? .timedOut, of: callID, onHost: host, now: now, into: &actions)
+        let call = calls[callID.slot]
+        if call.isAbandoned {
             retire(callID, now: now, into: &actions)
-        } else if calls[callID.slot].callers.count == 0 {
+        } else if call.callers.count == 0 {
             keep(outcome, of: callID, now: now, into: &actions)
+        } else if let verdict {
+            call.attempt = .between
+            decide(callID, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
         } else {
-            calls[callID.slot].attempt = .between
-            decide(callID, after: outcome, startedAt: running.started, now: now, date: date, into: &actions)
+            call.attempt = .expired(started: running.started)
+            actions.expiries.append(Expiry(id: AttemptID(call: callID, serial: running.serial), request: call.request,
+                                           submission: call.submission, attemptNumber: call.attemptNumber))
         }
-        return actions
     }
 
     /// What an attempt's outcome means for its call: a token refresh, a retry, or the outcome
@@ -146,29 +167,31 @@ extension SchedulerMachine {
     private mutating func decide(
         _ callID: CallID,
         after outcome: Result<TransportResponse, ServiceError>,
+        verdict: AttemptVerdict,
         startedAt attemptStart: UInt64,
         now: UInt64,
-        date: Date,
         into actions: inout Actions
     ) {
         let call = calls[callID.slot]
-        if case .success(let payload) = outcome, payload.response.statusCode == 401,
-           let authenticator = call.submission.authenticator, !call.replayedWithNewToken {
+        if case .unauthorized = verdict.kind, !call.replayedWithNewToken {
             call.replayedWithNewToken = true
-            actions.refreshes.append(TokenRefresh(call: callID, authenticator: authenticator,
-                                                  rejected: Self.bearerToken(of: call.request)))
+            actions.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
+                                                  idempotencyKey: call.idempotencyKey))
             actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
             return
         }
-        if isOffline, case .failure(let error) = outcome, error.isConnectivityFailure {
+        if isOffline, verdict.kind == .unreachable {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
             actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
             line(callID, now: now, into: &actions)
             return
         }
-        let policy = call.submission.retryPolicy ?? defaultRetryPolicy
-        if let delay = policy.delay(before: call.attemptNumber, method: call.request.method,
-                                    isKeyed: call.idempotencyKey != nil, after: outcome, jitter: Double.random(in: 0...1, using: &jitter), date: date) {
+        if let retry = verdict.retry {
+            // Jitter is drawn only for a backoff, so that a run replays from its seed.
+            let delay = switch retry {
+            case .after: retry.delay(jitter: 0)
+            case .backoff: retry.delay(jitter: Double.random(in: 0...1, using: &jitter))
+            }
             call.attemptNumber += 1
             actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
             if delay > 0 {
@@ -178,34 +201,36 @@ extension SchedulerMachine {
             }
             return
         }
-        deliver(outcome, of: callID, startedAt: attemptStart, now: now, into: &actions)
+        deliver(outcome, failed: !verdict.isSuccess, of: callID, startedAt: attemptStart, now: now, into: &actions)
     }
 
     /// Removes a call and every caller still with it, with what each gets; the next call of
-    /// its lane goes (see ``retire(_:failed:now:into:)``). `attemptStart` is when its last
-    /// attempt got its slot, if one did: each caller waited from joining until then (or not at
-    /// all, joining a call on the wire), and the attempt was on the wire from then to `now`.
+    /// its lane goes (see ``retire(_:failed:now:into:)``), or its lane's rest is cancelled if
+    /// it `failed` and its lane says so. `attemptStart` is when its last attempt got its slot,
+    /// if one did: each caller waited from joining until then (or not at all, joining a call on
+    /// the wire), and the attempt was on the wire from then to `now`.
     mutating func deliver(
         _ outcome: Result<TransportResponse, ServiceError>,
+        failed: Bool,
         of callID: CallID,
         startedAt attemptStart: UInt64?,
         now: UInt64,
         into actions: inout Actions
     ) {
         unregister(callID)
-        let statusCode = try? outcome.get().response.statusCode
-        let call = retire(callID, failed: (statusCode ?? 600) >= 400, now: now, into: &actions)
-        let sharedDecodes = call.callers.count > 1 && statusCode != nil ? SharedDecodes() : nil
+        let call = retire(callID, failed: failed, now: now, into: &actions)
+        // Those that read an answer the same way decode it once; an error has nothing to decode.
+        let isAnswer = (try? outcome.get()) != nil
+        let sharedDecodes = call.callers.count > 1 && isAnswer ? SharedDecodes() : nil
         for id in call.callers {
             let caller = removeCaller(id)
             guard case .attached(_, let since) = caller.stage else { continue }
             let metrics = ResponseMetrics(
-                statusCode: statusCode,
                 wasShared: call.wasShared,
                 queuedDuration: seconds(from: since, to: attemptStart ?? now),
                 networkDuration: attemptStart.map { seconds(from: $0, to: now) } ?? 0
             )
-            actions.deliveries.append((caller.handle, CallResult(outcome: outcome, metrics: metrics,
+            actions.deliveries.append((caller.handle, CallResult(outcome: outcome, measured: metrics,
                                                                  idempotencyKey: call.idempotencyKey,
                                                                  sharedDecodes: sharedDecodes)))
         }
@@ -252,10 +277,6 @@ extension SchedulerMachine {
         actions.armTimer = uptime
     }
 
-    private static func bearerToken(of request: PreparedRequest) -> String? {
-        guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else { return nil }
-        return String(header.dropFirst("Bearer ".count))
-    }
 }
 
 extension SchedulerMachine.Actions {
@@ -270,6 +291,7 @@ extension SchedulerMachine.Actions {
         refreshes.append(contentsOf: other.refreshes)
         promotions.append(contentsOf: other.promotions)
         healthChanges.append(contentsOf: other.healthChanges)
+        expiries.append(contentsOf: other.expiries)
         kept.append(contentsOf: other.kept)
         retries.append(contentsOf: other.retries)
     }

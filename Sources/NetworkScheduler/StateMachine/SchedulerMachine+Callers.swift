@@ -8,8 +8,8 @@ extension SchedulerMachine {
         case gone
         /// It joined the identical call in flight.
         case joined(CallID)
-        /// It made a new call, which sends `request` (with its idempotency key, if it got one).
-        case created(CallID, request: PreparedRequest)
+        /// It made a new call.
+        case created(CallID)
     }
 
     /// A caller that waits for `dependencies` to succeed before its request is built. Those
@@ -40,7 +40,7 @@ extension SchedulerMachine {
     }
 
     /// One dependency of a waiting caller succeeded. Returns whether its request is now to be
-    /// built (and then attached with ``attach(_:request:submission:key:newIdempotencyKey:now:)``);
+    /// built (and then attached with ``attach(_:request:submission:key:idempotencyKey:now:)``);
     /// a caller that stops waiting takes back the priority it lent.
     mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> (isReady: Bool, Actions) {
         guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return (false, Actions()) }
@@ -52,8 +52,8 @@ extension SchedulerMachine {
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
-    /// new one. `newIdempotencyKey` is the key a new call gets when its request needs one and
-    /// carries none; `isSuspended`, whether its group is; `deadline`, the uptime at which it
+    /// new one, which sends `request`. `idempotencyKey` is the `Idempotency-Key` the request
+    /// carries, if any; `isSuspended`, whether its group is; `deadline`, the uptime at which it
     /// ends with `.deadlineExceeded` if it has not ended.
     mutating func submit(
         _ handle: CallerHandle,
@@ -62,7 +62,7 @@ extension SchedulerMachine {
         request: PreparedRequest,
         submission: Submission,
         key: CallKey?,
-        newIdempotencyKey: String? = nil,
+        idempotencyKey: String? = nil,
         deadline: UInt64? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
@@ -71,7 +71,7 @@ extension SchedulerMachine {
         var deadlineActions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &deadlineActions) }
         var (attachment, actions) = attach(id, request: request, submission: submission, key: key,
-                                           newIdempotencyKey: newIdempotencyKey, now: now)
+                                           idempotencyKey: idempotencyKey, now: now)
         actions.merge(deadlineActions)
         return (id, attachment, actions)
     }
@@ -82,7 +82,7 @@ extension SchedulerMachine {
         request: PreparedRequest,
         submission: Submission,
         key: CallKey?,
-        newIdempotencyKey: String? = nil,
+        idempotencyKey: String? = nil,
         now: UInt64
     ) -> (Attachment, Actions) {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
@@ -90,8 +90,8 @@ extension SchedulerMachine {
         if let key, let callID = registered(key, lane: submission.lane?.name) {
             if case .kept(let outcome, _) = calls[callID.slot].attempt {
                 removeCaller(id)
-                let metrics = ResponseMetrics(statusCode: try? outcome.get().response.statusCode, wasShared: true)
-                actions.deliveries.append((caller.handle, CallResult(outcome: outcome, metrics: metrics,
+                let metrics = ResponseMetrics(wasShared: true)
+                actions.deliveries.append((caller.handle, CallResult(outcome: outcome, measured: metrics,
                                                                      idempotencyKey: calls[callID.slot].idempotencyKey)))
                 return (.joined(callID), actions)
             }
@@ -105,12 +105,8 @@ extension SchedulerMachine {
             fillHosts(now: now, into: &actions)
             return (.joined(callID), actions)
         }
-        var sent = request
-        if let newIdempotencyKey, request.header("idempotency-key") == nil {
-            sent.setValue(newIdempotencyKey, forHTTPHeaderField: "Idempotency-Key")
-        }
-        let call = Call(key: key, submission: submission, request: sent, host: host(named: sent.host), firstCaller: id,
-                        priority: caller.effectivePriority)
+        let call = Call(key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
+                        host: host(named: request.host), firstCaller: id, priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }
@@ -120,7 +116,7 @@ extension SchedulerMachine {
             line(callID, now: now, into: &actions)
         }
         fillHosts(now: now, into: &actions)
-        return (.created(callID, request: sent), actions)
+        return (.created(callID), actions)
     }
 
     /// Ends a caller that is not attached to a call (a dependency failed, or its request could
@@ -242,7 +238,7 @@ extension SchedulerMachine {
             return
         case .waiting:
             leaveLine(callID)
-        case .between:
+        case .between, .expired:
             timers[.call(callID)] = nil
         case .held, .inLane:
             break

@@ -68,33 +68,25 @@ extension SchedulerMachine {
         hosts[host].refilledAt = now
     }
 
-    /// What an attempt's outcome says of its host: a 429 or 503 with `Retry-After` pauses it;
-    /// failing to connect too many times in a row, or as the probe, pauses it (longer each
-    /// time); any answer from the server counts as healthy and, from the probe, opens it.
+    /// What an attempt's result says of its host: a server that asks to slow down for a
+    /// while (a 429 or 503 with `Retry-After`) pauses it; failing to connect too many times in
+    /// a row, or as the probe, pauses it (longer each time); any other answer from the server
+    /// counts as healthy and, from the probe, opens it.
     mutating func judge(
-        _ outcome: Result<TransportResponse, ServiceError>,
+        _ result: AttemptVerdict.Kind,
         of callID: CallID,
         onHost host: Int,
         now: UInt64,
-        date: Date,
         into actions: inout Actions
     ) {
         let isProbe = hosts[host].availability == .probing(callID)
-        switch outcome {
-        case .success(let payload):
-            hosts[host].consecutiveFailures = 0
-            let status = payload.response.statusCode
-            adaptBudget(ofHost: host, isStrained: status == 429 || status == 503)
-            if healthPolicy.pausesOnRetryAfter, status == 429 || status == 503,
-               let header = payload.response.value(forHTTPHeaderField: "Retry-After"),
-               let seconds = RetryPolicy.retryAfter(header, now: date) {
-                pause(host, for: seconds, now: now, into: &actions)
-            } else {
-                hosts[host].failurePauses = 0
-                if isProbe || hosts[host].availability == .probing(nil) { setAvailability(.available, of: host, into: &actions) }
-            }
-        case .failure(let error) where error.isConnectivityFailure || error == .timedOut:
-            if error == .timedOut { adaptBudget(ofHost: host, isStrained: true) }
+        switch result {
+        case .throttled(let retryAfter):
+            serverAnswered(on: host, isProbe: isProbe, isStrained: true, pausingFor: retryAfter, now: now, into: &actions)
+        case .succeeded, .unauthorized, .rejected:
+            serverAnswered(on: host, isProbe: isProbe, isStrained: false, pausingFor: nil, now: now, into: &actions)
+        case .unreachable, .timedOut:
+            if result == .timedOut { adaptBudget(ofHost: host, isStrained: true) }
             hosts[host].consecutiveFailures += 1
             guard let threshold = healthPolicy.failuresBeforePause,
                   isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
@@ -103,10 +95,24 @@ extension SchedulerMachine {
             let seconds = healthPolicy.pauseAfterFailures * pow(2, Double(min(hosts[host].failurePauses, 30)))
             hosts[host].failurePauses += 1
             pause(host, for: seconds, now: now, into: &actions)
-        case .failure:
+        case .noAnswer:
             // Cancelled, refused by the policy, too large: nothing about the host. A probe
             // that ended so lets another through.
             if isProbe { hosts[host].availability = .probing(nil) }
+        }
+    }
+
+    /// The server answered: the host is reachable; one that asked to slow down with a
+    /// `Retry-After` pauses if the policy says so.
+    private mutating func serverAnswered(on host: Int, isProbe: Bool, isStrained: Bool, pausingFor retryAfter: TimeInterval?,
+                                         now: UInt64, into actions: inout Actions) {
+        hosts[host].consecutiveFailures = 0
+        adaptBudget(ofHost: host, isStrained: isStrained)
+        if healthPolicy.pausesOnRetryAfter, let retryAfter {
+            pause(host, for: retryAfter, now: now, into: &actions)
+        } else {
+            hosts[host].failurePauses = 0
+            if isProbe || hosts[host].availability == .probing(nil) { setAvailability(.available, of: host, into: &actions) }
         }
     }
 

@@ -42,7 +42,7 @@ extension SchedulerMachine {
             hosts[host].waiting -= 1
         case .held(let firstArrival, let firstSince):
             (arrival, since) = (firstArrival, firstSince)
-        case .between, .running, .abandoned, .inLane, .kept:
+        case .between, .expired, .running, .abandoned, .inLane, .kept:
             (arrival, since) = (nextTicket, now)
             calls[callID.slot].rankSince = now
         }
@@ -140,7 +140,7 @@ extension SchedulerMachine {
         setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
-                            rank: rank)
+                            rank: rank, attemptNumber: calls[callID.slot].attemptNumber)
     }
 
     /// Gives back the budget slot of an attempt that ended.
@@ -169,7 +169,7 @@ extension SchedulerMachine {
             if let task = running.task, let after = call.priorities.highest, after != before {
                 actions.reprioritized.append((task, after))
             }
-        case .waiting, .between, .abandoned, .held, .inLane, .kept:
+        case .waiting, .between, .expired, .abandoned, .held, .inLane, .kept:
             break
         }
     }
@@ -194,7 +194,7 @@ extension SchedulerMachine {
     private mutating func shed(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let host = hosts[calls[callID.slot].host].name
         calls[callID.slot].attempt = .between
-        deliver(.failure(.lineFull(host: host)), of: callID, startedAt: nil,
+        deliver(.failure(.lineFull(host: host)), failed: true, of: callID, startedAt: nil,
                 now: now, into: &actions)
     }
 

@@ -65,6 +65,8 @@ extension SchedulerMachine {
                 check(timers[.call(id)] != nil, "\(id) runs without a deadline")
             case .between:
                 break
+            case .expired:
+                check(timers[.call(id)] == nil, "\(id) waits for the verdict on its timeout with a timer")
             case .kept(_, let until):
                 check(timers[.call(id)] == until, "\(id) keeps its outcome without a timer to forget it")
                 check(call.callers.count == 0 && call.key != nil, "\(id) keeps an outcome for callers, or without a key")

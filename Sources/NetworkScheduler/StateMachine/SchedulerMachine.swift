@@ -80,8 +80,6 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     /// The most of them that `.low` and `.background` calls may hold, so that a more urgent
     /// call finds a slot free.
     let lowPriorityBudget: Int
-    /// The policy of calls whose request has none.
-    let defaultRetryPolicy: RetryPolicy
     /// Per priority (by raw value), the longest a call waits at it before it is promoted one
     /// level, in nanoseconds; nil never promotes (strict order).
     let maximumWaits: [UInt64?]
@@ -124,7 +122,6 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         id: MachineID,
         budget: Int,
         lowPriorityBudget: Int,
-        defaultRetryPolicy: RetryPolicy,
         maximumWaits: [RequestPriority: TimeInterval] = [:],
         lineLimit: Int? = nil,
         keptOutcomeWindow: TimeInterval = 10,
@@ -137,7 +134,6 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         self.id = id
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
-        self.defaultRetryPolicy = defaultRetryPolicy
         self.maximumWaits = RequestPriority.allCases.map { priority in
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
@@ -211,6 +207,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         case running(Running)
         /// Waiting for a backoff to end (its timer), or for a new token.
         case between
+        /// Its attempt that got its slot at `started` passed its deadline: it waits for the
+        /// verdict on that timeout (``SchedulerMachine/expiryJudged(_:_:now:)``).
+        case expired(started: UInt64)
         /// Its callers all left while it ran: it keeps its slot until its task ends.
         case abandoned(Running)
         /// Out of its line because every caller of it is suspended; `arrival` and `since` are
@@ -264,10 +263,10 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
-        init(key: CallKey?, submission: Submission, request: PreparedRequest, host: Int, firstCaller: CallerID,
-             priority: RequestPriority) {
+        init(key: CallKey?, submission: Submission, request: PreparedRequest, idempotencyKey: String?, host: Int,
+             firstCaller: CallerID, priority: RequestPriority) {
             self.key = key
-            idempotencyKey = request.header("idempotency-key")
+            self.idempotencyKey = idempotencyKey
             self.submission = submission
             self.request = request
             self.host = host
@@ -354,7 +353,7 @@ extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running
-        case .waiting, .between, .held, .inLane, .kept: nil
+        case .waiting, .between, .expired, .held, .inLane, .kept: nil
         }
     }
 

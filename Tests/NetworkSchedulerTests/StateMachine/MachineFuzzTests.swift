@@ -46,6 +46,7 @@ extension HeavyTests {
         guard stepsPerSeed >= 10_000 else { return problems }
         let errors = run.driver.outcomes.compactMap(\.result.failure)
         if !errors.contains(.deadlineExceeded) { problems.append("no caller ever passed its deadline") }
+        if !errors.contains(.timedOut) { problems.append("no attempt ever timed out to its callers") }
         if run.driver.kept.isEmpty { problems.append("no keyed call ran on after its callers left") }
         if !run.driver.healthChanges.contains(where: { if case .paused = $0.availability { true } else { false } }) {
             problems.append("no host was ever paused")
@@ -89,6 +90,7 @@ struct FuzzRun {
                                healthPolicy: HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4,
                                                               adaptsBudget: seed.isMultiple(of: 5)),
                                rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": RateLimit(requestsPerSecond: 4, burst: 2)])
+        driver.judgesExpiriesAtOnce = false
     }
 
     mutating func step() {
@@ -100,7 +102,8 @@ struct FuzzRun {
         case 30..<35: sendAfterDependencies()
         case 35..<43: resolveADependency()
         case 43..<54: cancelACaller()
-        case 54..<79: endAnAttempt()
+        case 54..<77: endAnAttempt()
+        case 77..<79: judgeAnExpiry()
         case 79..<82: reportAnAttemptAgain()
         case 82..<92: advanceTheClock()
         case 92..<95: toggleTheNetwork()
@@ -121,6 +124,7 @@ struct FuzzRun {
                 for _ in 0..<4 { driver.dependencySucceeded(name) }
             }
             while let refresh = driver.refreshes.first { driver.tokenRefreshed(refresh) }
+            while let expiry = driver.pendingExpiries.first { driver.judgeExpiry(expiry) }
             startedTasks()
             for task in unreported { driver.end(task) }
             reported += unreported
@@ -235,6 +239,14 @@ struct FuzzRun {
         case 85..<92: driver.end(task, error: .timedOut)
         default: driver.end(task, error: .noConnection(URLError(.notConnectedToInternet)))
         }
+    }
+
+    /// The verdict on an attempt the machine ended at its deadline arrives, some events later:
+    /// its callers may have left, or been cancelled, meanwhile.
+    private mutating func judgeAnExpiry() {
+        guard let expiry = driver.pendingExpiries.randomElement(using: &random) else { return }
+        lastEvent = "judge the timeout of \(expiry.id)"
+        driver.judgeExpiry(expiry)
     }
 
     private mutating func reportAnAttemptAgain() {

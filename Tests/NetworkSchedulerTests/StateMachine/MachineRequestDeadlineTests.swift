@@ -64,3 +64,52 @@ import Testing
         #expect(driver.violations.isEmpty)
     }
 }
+
+/// An attempt the machine ends at its deadline frees its slot at once; its call then waits
+/// for the verdict on that timeout, read beside the transport as any result is.
+@Suite struct MachineExpiryTests {
+    @Test func anExpiredAttemptFreesItsSlotAtOnceAndItsCallWaitsForTheVerdict() {
+        var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
+        driver.judgesExpiriesAtOnce = false
+        driver.send("slow", "/slow", timeout: 1)
+        driver.send("next", "/next")
+        driver.advance(seconds: 1)
+
+        #expect(driver.cancelledTasks == ["task 1"])
+        #expect(driver.started == ["task 1", "task 2"]) // the slot went to the next call
+        #expect(driver.pendingExpiries.map(\.id) == [driver.attempts["task 1"]!])
+        #expect(driver.outcome(of: "slow") == nil)
+
+        // A late report of the ended attempt changes nothing; the verdict retries it.
+        driver.end("task 1", error: .cancelled)
+        #expect(driver.outcome(of: "slow") == nil)
+        driver.judgeExpiry(driver.pendingExpiries[0])
+        driver.end("task 2")
+        #expect(driver.started == ["task 1", "task 2", "task 3"])
+        driver.end("task 3")
+        #expect(driver.outcome(of: "slow") == .success(200))
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func aVerdictThatGivesUpDeliversTheTimeout() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("slow", "/slow", timeout: 1)
+        driver.advance(seconds: 1)
+        #expect(driver.outcome(of: "slow") == .failure(.timedOut))
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func aCallWhoseCallersLeftWhileItsVerdictCameLeavesNothing() {
+        var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
+        driver.judgesExpiriesAtOnce = false
+        driver.send("slow", "/slow", timeout: 1)
+        driver.advance(seconds: 1)
+        driver.cancel("slow")
+        #expect(driver.outcome(of: "slow") == .failure(.cancelled))
+
+        driver.judgeExpiry(driver.pendingExpiries[0])
+        #expect(driver.started == ["task 1"])
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+        #expect(driver.machine.timers.isEmpty)
+    }
+}

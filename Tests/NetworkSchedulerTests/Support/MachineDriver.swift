@@ -20,7 +20,17 @@ struct MachineDriver {
     /// Callers by name.
     var callers: [String: CallerID] = [:]
     /// Every attempt started, by its task's name ("task 1", "task 2"…, in start order).
-    var attempts: [String: AttemptID] = [:]
+    var attempts: [String: AttemptID] { starts.mapValues(\.id) }
+    /// What the machine said of each attempt as it started, by its task's name.
+    private var starts: [String: Machine.AttemptStart] = [:]
+    /// The policy of calls whose submission has none, as the scheduler's configuration's.
+    let retryPolicy: RetryPolicy
+    /// Whether an attempt the machine ends at its deadline is judged within the same event,
+    /// as the scheduler does at once after it; if not, it waits in ``pendingExpiries`` until
+    /// ``judgeExpiry(_:)``.
+    var judgesExpiriesAtOnce = true
+    /// Attempts ended at their deadline whose verdict has not been reported yet.
+    var pendingExpiries: [Machine.Expiry] = []
     /// Task names in the order their attempts started.
     var started: [String] = []
     /// What each caller got, in order.
@@ -44,7 +54,8 @@ struct MachineDriver {
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
          healthPolicy: HostHealthPolicy = .never, rateLimits: [String: RateLimit] = [:]) {
-        machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget, defaultRetryPolicy: retryPolicy,
+        self.retryPolicy = retryPolicy
+        machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget,
                           maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
                           rateLimits: rateLimits, jitterSeed: 1)
     }
@@ -84,7 +95,8 @@ struct MachineDriver {
         let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout, idempotencyKey: idempotencyKey)
         let (id, attachment, actions) = machine.submit(name, priority: priority, isSuspended: suspended, request: request,
                                                        submission: submission ?? Self.submission(request, lane: lane),
-                                                       key: key, deadline: deadline.map { uptime(after: $0) }, now: now)
+                                                       key: key, idempotencyKey: idempotencyKey,
+                                                       deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id
         perform(actions)
         return attachment
@@ -161,10 +173,12 @@ struct MachineDriver {
 
     /// The attempt of task `name` ended with `status` (and `headers`), or with `error`.
     mutating func end(_ task: String, status: Int = 200, headers: [String: String] = [:], error: ServiceError? = nil) {
-        let attempt = attempts[task]!
+        let start = starts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
-        perform(machine.attemptEnded(attempt, with: outcome, now: now, date: date))
+        let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
+                                     submission: start.submission, defaultPolicy: retryPolicy, date: date)
+        perform(machine.attemptEnded(start.id, with: outcome, verdict: verdict, now: now))
     }
 
     /// Ends every attempt with a 200, in the order they started, those started meanwhile
@@ -183,7 +197,7 @@ struct MachineDriver {
         now += UInt64(seconds * 1_000_000_000)
         if let armed = armedFor, armed <= now {
             armedFor = nil
-            perform(machine.timerFired(now: now, date: date))
+            perform(machine.timerFired(now: now))
         }
     }
 
@@ -194,11 +208,23 @@ struct MachineDriver {
     /// A token refresh ended: the call's request is built again, or it fails with `error`.
     mutating func tokenRefreshed(_ refresh: Machine.TokenRefresh, failing error: ServiceError? = nil) {
         refreshes.removeAll { $0.call == refresh.call }
-        guard let submission = machine.submission(of: refresh.call) else { return }
         let rebuilt: Result<PreparedRequest, ServiceError> = if let error { .failure(error) } else {
-            Result { () throws(ServiceError) in try submission.prepare() }
+            Result { () throws(ServiceError) in
+                var request = try refresh.submission.prepare()
+                if let key = refresh.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
+                return request
+            }
         }
         perform(machine.tokenRefreshed(refresh.call, rebuilt: rebuilt, now: now))
+    }
+
+    /// The verdict on an attempt the machine ended at its deadline is reported, as the
+    /// scheduler reads it.
+    mutating func judgeExpiry(_ expiry: Machine.Expiry) {
+        pendingExpiries.removeAll { $0.id == expiry.id }
+        let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
+                                     submission: expiry.submission, defaultPolicy: retryPolicy, date: date)
+        perform(machine.expiryJudged(expiry.id, verdict, now: now))
     }
 
     /// The uptime `seconds` from now.
@@ -228,7 +254,7 @@ struct MachineDriver {
             let task = "task \(started.count + 1)"
             machine.bind(start.id, to: task)
             started.append(task)
-            attempts[task] = start.id
+            starts[task] = start
             taskPriorities[task] = start.priority
         }
         cancelledTasks.append(contentsOf: actions.cancels)
@@ -244,6 +270,10 @@ struct MachineDriver {
         for change in actions.healthChanges { healthChanges.append((change.host, change.availability)) }
         for (request, _) in actions.kept { kept.append(request.urlRequest.url?.path ?? "") }
         recordLineArrivals()
+        pendingExpiries.append(contentsOf: actions.expiries)
+        if judgesExpiriesAtOnce {
+            while let expiry = pendingExpiries.first { judgeExpiry(expiry) }
+        }
     }
 
     /// Each running attempt's task was told its call's priority as it is now.
