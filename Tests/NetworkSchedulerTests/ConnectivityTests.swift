@@ -13,7 +13,7 @@ import NetworkSchedulerTesting
         let outcomes = Outcomes<User>()
         harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("a"))
 
-        let line = harness.scheduler.state.withLock { $0.lineCounts }
+        let line = harness.scheduler.state.withLock { $0.machine.lineCounts }
         #expect(line.running == 0 && line.waiting == 1)
         #expect(harness.transport.arrivals.count == 0)
 

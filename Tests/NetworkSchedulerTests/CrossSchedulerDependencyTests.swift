@@ -93,7 +93,7 @@ import Testing
         Self.end(dependency, of: b, ending)
         a.transport.release(path: "/v1/a2", with: .json(userJSON))
         await a.transport.arrivals.wait(for: 3)
-        #expect(a.scheduler.state.withLock { $0.invariantViolations() } == [])
+        #expect(a.scheduler.state.withLock { $0.machine.invariantViolations() } == [])
         withExtendedLifetime(dependent) {}
         a.scheduler.cancelAll()
         b.scheduler.cancelAll()

@@ -92,8 +92,11 @@ extension HeavyTests {
                     "seed \(seed): callers with other than one outcome: \(deliveries.enumerated().filter { $0.element != 1 }.prefix(5))")
             for (index, scheduler) in schedulers.enumerated() {
                 await scheduler.queuesDrained()
-                let (census, violations) = scheduler.state.withLock { ($0.census, $0.invariantViolations()) }
-                #expect(census.callers == 0 && census.calls == 0 && census.registered == 0, "seed \(seed), scheduler \(index): \(census)")
+                let (census, violations, operations) = scheduler.state.withLock {
+                    ($0.machine.census, $0.machine.invariantViolations(), $0.operations.count)
+                }
+                #expect(census.callers == 0 && census.calls == 0 && census.registered == 0 && operations == 0,
+                        "seed \(seed), scheduler \(index): \(census), \(operations) operations")
                 #expect(violations.isEmpty, "seed \(seed), scheduler \(index): \(violations.prefix(3))")
             }
         }

@@ -86,9 +86,10 @@ extension HeavyTests {
             #expect(deliveries.allSatisfy { $0 == 1 },
                     "seed \(seed): callers with other than one outcome: \(deliveries.enumerated().filter { $0.element != 1 }.prefix(5))")
             await scheduler.queuesDrained()
-            let census = scheduler.state.withLock { $0.census }
-            #expect(census.callers == 0 && census.calls == 0 && census.registered == 0, "seed \(seed): \(census)")
-            let (lines, linesAreEmpty) = scheduler.state.withLock { ($0.lineCounts, $0.lineEntryCount == 0) }
+            let (census, operations) = scheduler.state.withLock { ($0.machine.census, $0.operations.count) }
+            #expect(census.callers == 0 && census.calls == 0 && census.registered == 0 && operations == 0,
+                    "seed \(seed): \(census), \(operations) operations")
+            let (lines, linesAreEmpty) = scheduler.state.withLock { ($0.machine.lineCounts, $0.machine.lineEntryCount == 0) }
             #expect(lines.running == 0 && lines.lowPriorityRunning == 0 && lines.waiting == 0 && linesAreEmpty, "seed \(seed): budget slots or line entries left: \(lines)")
 
             // The run must have exercised what it claims to: joins, and every kind of ending.
@@ -136,7 +137,7 @@ extension HeavyTests {
             let arrived = server.transport.arrivals.count
             let deadline = DispatchTime.now() + 2
             while server.transport.arrivals.count == arrived, DispatchTime.now() < deadline,
-                  scheduler.state.withLock({ $0.lineCounts.waiting }) > 0 {
+                  scheduler.state.withLock({ $0.machine.lineCounts.waiting }) > 0 {
                 server.transport.release(with: .json(userJSON))
                 server.transport.arrivals.waitBlocking(for: arrived + 1, timeout: 0.01)
             }

@@ -20,7 +20,7 @@ import Testing
             withExtendedLifetime(sentinel) { outcomes.completion("only")(result) }
         }
         await harness.transport.arrivals.wait(for: 1)
-        let operation = harness.scheduler.state.withLock { $0.runningTasks.first }
+        let operation = harness.scheduler.state.withLock { $0.operations.made.first }
         #expect(operation != nil)
         return Tracked(handle: handle, operation: operation, captured: sentinel)
     }

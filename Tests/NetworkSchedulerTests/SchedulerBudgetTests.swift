@@ -31,14 +31,14 @@ import NetworkSchedulerTesting
             harness.api.send(Resource<User>(path: "users/\(index)")) { _ in }
         }
         await harness.transport.arrivals.wait(for: 2)
-        var (operations, line) = harness.scheduler.state.withLock { ($0.runningTasks.count, $0.lineCounts) }
+        var (operations, line) = harness.scheduler.state.withLock { ($0.operations.count, $0.machine.lineCounts) }
         #expect(operations == 2 && line.running == 2 && line.waiting == 8)
         #expect(harness.scheduler.census.queuedOperations <= 2)
 
         harness.transport.release(with: .json(userJSON))
         await harness.transport.arrivals.wait(for: 3)
 
-        (operations, line) = harness.scheduler.state.withLock { ($0.runningTasks.count, $0.lineCounts) }
+        (operations, line) = harness.scheduler.state.withLock { ($0.operations.count, $0.machine.lineCounts) }
         #expect(operations == 2 && line.running == 2 && line.waiting == 7)
     }
 
@@ -58,7 +58,7 @@ import NetworkSchedulerTesting
 
         let ended = await outcomes.wait(for: 100)
         #expect(ended.count == 100 && ended.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
-        let (line, isEmpty) = harness.scheduler.state.withLock { ($0.lineCounts, $0.lineEntryCount == 0) }
+        let (line, isEmpty) = harness.scheduler.state.withLock { ($0.machine.lineCounts, $0.machine.lineEntryCount == 0) }
         #expect(line.running == 1 && line.waiting == 0 && isEmpty)
         harness.transport.release(with: .json(userJSON))
         await harness.events.ended.wait(for: 101)
@@ -84,7 +84,7 @@ import NetworkSchedulerTesting
         harness.api.send(Resource<User>(path: "https://one.test/d")) { _ in }
 
         await harness.transport.arrivals.wait(for: 2)
-        let line = harness.scheduler.state.withLock { $0.lineCounts }
+        let line = harness.scheduler.state.withLock { $0.machine.lineCounts }
         #expect(line.running == 2 && line.waiting == 2)
         #expect(harness.transport.heldCount == 2)
     }

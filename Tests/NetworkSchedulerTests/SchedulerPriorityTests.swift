@@ -89,12 +89,12 @@ import NetworkSchedulerTesting
         // Operations started together reach the transport in any order.
         let started = paths(await harness.transport.arrivals.wait(for: 3))
         #expect(Set(started.prefix(2)) == ["low-0", "low-1"] && started.last == "urgent")
-        let line = harness.scheduler.state.withLock { $0.lineCounts }
+        let line = harness.scheduler.state.withLock { $0.machine.lineCounts }
         #expect(line.running == 3 && line.lowPriorityRunning == 2 && line.waiting == 3)
         // A low call that ends hands its slot to the next low one, not beyond.
         harness.transport.release(with: .json(userJSON))
         #expect(paths(await harness.transport.arrivals.wait(for: 4)).last == "low-2")
-        #expect(harness.scheduler.state.withLock { $0.lineCounts.lowPriorityRunning } == 2)
+        #expect(harness.scheduler.state.withLock { $0.machine.lineCounts.lowPriorityRunning } == 2)
     }
 
     @Test func withNoSlotReservedLowPriorityCallsTakeTheWholeBudget() async {
@@ -104,7 +104,7 @@ import NetworkSchedulerTesting
         }
 
         #expect(Set(paths(await harness.transport.arrivals.wait(for: 3))) == ["low-0", "low-1", "low-2"])
-        #expect(harness.scheduler.state.withLock { $0.lineCounts.lowPriorityRunning } == 3)
+        #expect(harness.scheduler.state.withLock { $0.machine.lineCounts.lowPriorityRunning } == 3)
     }
 
     @Test func aWaitingLowCallMadeUrgentByAJoinerTakesTheKeptSlotAtOnce() async {
@@ -112,7 +112,7 @@ import NetworkSchedulerTesting
         harness.api.send(Resource<User>(path: "prefetch-1"), priority: .low) { _ in }
         harness.api.send(Resource<User>(path: "prefetch-2"), priority: .low) { _ in }
         await harness.transport.arrivals.wait(for: 1)
-        #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == 1)
+        #expect(harness.scheduler.state.withLock { $0.machine.lineCounts.waiting } == 1)
 
         harness.api.send(Resource<User>(path: "prefetch-2"), priority: .high) { _ in }
 
@@ -142,10 +142,10 @@ extension HeavyTests {
             await harness.events.ended.wait(for: 10_000)
 
             // Then the line keeps at most a bounded number of stale entries, and the handles go
-            let entries = harness.scheduler.state.withLock { $0.lineEntryCount }
+            let entries = harness.scheduler.state.withLock { $0.machine.lineEntryCount }
             #expect(entries <= 2 * waiting.count + 64)
             #expect(cancelled.alive <= 2 * waiting.count + 64)
-            #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == waiting.count)
+            #expect(harness.scheduler.state.withLock { $0.machine.lineCounts.waiting } == waiting.count)
         }
     }
 }

@@ -94,7 +94,7 @@ import NetworkSchedulerTesting
         harness.api.send(Resource<User>(path: "first"), completion: outcomes.completion("first"))
         await harness.transport.arrivals.wait(for: 1)
         harness.api.send(Resource<User>(path: "second"), completion: outcomes.completion("second"))
-        #expect(harness.scheduler.state.withLock { $0.lineCounts.waiting } == 1)
+        #expect(harness.scheduler.state.withLock { $0.machine.lineCounts.waiting } == 1)
         #expect(harness.transport.release(path: "/v1/first", with: .respond(status: 503, headers: ["Retry-After": "1"])))
 
         let results = await outcomes.wait(for: 2)

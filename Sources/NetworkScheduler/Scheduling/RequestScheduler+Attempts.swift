@@ -14,7 +14,7 @@ extension RequestScheduler {
         let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
                                      submission: start.submission, defaultPolicy: configuration.retryPolicy, date: clock.now)
         let now = clock.uptimeNanoseconds
-        feed { $0.attemptEnded(start.id, with: outcome, verdict: verdict, now: now) }
+        feed(ending: start.id) { $0.attemptEnded(start.id, with: outcome, verdict: verdict, now: now) }
     }
 
     /// The machine ended an attempt at its deadline: read that timeout as any attempt's result.

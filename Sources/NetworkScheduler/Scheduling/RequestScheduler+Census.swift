@@ -31,7 +31,7 @@ extension RequestScheduler {
     /// What the scheduler holds now: for leak checks, dashboards and graceful shutdown.
     public var census: Census {
         state.withLock { state in
-            let counts = state.census
+            let counts = state.machine.census
             return Census(callers: counts.callers, networkCalls: counts.calls, registeredKeys: counts.registered,
                           queuedOperations: attempts.operationCount)
         }

@@ -30,9 +30,9 @@ public final class RequestScheduler: Sendable {
 
     /// ``Configuration-swift.struct/headersIgnoredByDeduplication``, matched whatever their case.
     let headersIgnoredByDeduplication: HeaderNames
-    typealias Machine = SchedulerMachine<RequestHandle, DataTaskOperation>
-    /// Every decision: see ``SchedulerMachine``.
-    let state: Locked<Machine>
+    typealias Machine = SchedulerMachine<RequestHandle>
+    /// Every decision (see ``SchedulerMachine``), and the attempts' operations.
+    let state: Locked<Core>
     /// Its machine's ID, which a dependent of another scheduler tells apart from its own.
     let machineID: MachineID
     /// Runs the attempts' operations, and nothing else: the machine decides when each starts.
@@ -68,13 +68,13 @@ public final class RequestScheduler: Sendable {
             id += 1
             return id
         })
-        state = Locked(Machine(id: machineID, budget: hostBudget,
+        state = Locked(Core(machine: Machine(id: machineID, budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
                                maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
                                healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
-                               jitterSeed: .random(in: .min ... .max)))
+                               jitterSeed: .random(in: .min ... .max))))
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
         if let monitor = configuration.connectivityMonitor {
@@ -337,44 +337,65 @@ public final class RequestScheduler: Sendable {
         submission.deadline.map { Machine.deadline(after: now, timeout: max($0, 0.000_001)) }
     }
 
-    /// Feeds an event to the machine under the lock, where it also makes the operations of the
-    /// attempts the event started (handing them to the machine, so that it can cancel them) and
-    /// arms the timer (so that two events cannot arm it out of order); then, unlocked, does
-    /// what the machine decided.
+    /// What the scheduler's lock guards: its machine, and the operations of the attempts the
+    /// machine started, which only the scheduler holds.
+    struct Core: Sendable {
+        var machine: Machine
+        var operations = AttemptOperations()
+    }
+
+    /// What an event leaves the scheduler to do with operations, found under the lock.
+    private struct OperationEffects {
+        var cancels = SmallBatch<DataTaskOperation>()
+        var reprioritized = SmallBatch<(DataTaskOperation, RequestPriority)>()
+        /// For the events that name a call's callers, read under the lock when a monitor listens.
+        var callers: [CallID: [RequestHandle.ID]] = [:]
+    }
+
+    /// Feeds an event to the machine under the lock, and there records the attempts it started
+    /// and finds the operations of those it cancelled or re-ranked (an operation being made
+    /// when it is cancelled runs cancelled); then, unlocked, does what the machine decided:
+    /// makes and runs the new attempts' operations, delivers, tells the monitors. `ending` is
+    /// the attempt whose operation reported the event, which the scheduler forgets.
     @discardableResult
-    func feed<Result>(_ event: (inout Machine) -> (Result, Machine.Actions)) -> Result {
-        let (result, actions, operations, callers) = state.withLock { machine in
-            let (result, actions) = event(&machine)
-            let isMonitored = !configuration.eventMonitors.isEmpty
-            var operations = SmallBatch<DataTaskOperation>()
-            for start in actions.starts {
-                let operation = makeOperation(start, callers: isMonitored ? machine.callerIDs(of: start.id.call) : [])
-                machine.bind(start.id, to: operation)
-                operations.append(operation)
+    func feed<Result>(ending attempt: AttemptID? = nil, _ event: (inout Machine) -> (Result, Machine.Actions)) -> Result {
+        let isMonitored = !configuration.eventMonitors.isEmpty
+        let (result, actions, effects) = state.withLock { core in
+            if let attempt { core.operations.ended(attempt) }
+            let (result, actions) = event(&core.machine)
+            var effects = OperationEffects()
+            for start in actions.starts { core.operations.started(start.id) }
+            for attempt in actions.cancels {
+                if let operation = core.operations.cancel(attempt) { effects.cancels.append(operation) }
             }
+            for attempt in actions.deadlinePassed {
+                if let operation = core.operations.cancel(attempt, isOver: true) { effects.cancels.append(operation) }
+            }
+            for (attempt, priority) in actions.reprioritized {
+                if let operation = core.operations.reprioritize(attempt, to: priority) { effects.reprioritized.append((operation, priority)) }
+            }
+            // Armed under the lock, so that two events cannot arm it out of order.
             if let uptime = actions.armTimer { timer.arm(at: uptime) }
-            // Read under the lock, for the events that name a call's callers.
-            var callers: [CallID: [RequestHandle.ID]] = [:]
             if isMonitored {
-                for retry in actions.retries { callers[retry.call] = machine.callerIDs(of: retry.call) }
-                for promotion in actions.promotions { callers[promotion.0] = machine.callerIDs(of: promotion.0) }
+                for start in actions.starts { effects.callers[start.id.call] = core.machine.callerIDs(of: start.id.call) }
+                for retry in actions.retries { effects.callers[retry.call] = core.machine.callerIDs(of: retry.call) }
+                for promotion in actions.promotions { effects.callers[promotion.0] = core.machine.callerIDs(of: promotion.0) }
             }
-            return (result, actions, operations, callers)
+            return (result, actions, effects)
         }
-        perform(actions, starting: operations, callers: callers)
+        perform(actions, effects)
         return result
     }
 
-    /// ``feed(_:)`` for an event that returns only actions.
-    func feed(_ event: (inout Machine) -> Machine.Actions) {
-        feed { machine in ((), event(&machine)) }
+    /// ``feed(ending:_:)`` for an event that returns only actions.
+    func feed(ending attempt: AttemptID? = nil, _ event: (inout Machine) -> Machine.Actions) {
+        feed(ending: attempt) { machine in ((), event(&machine)) }
     }
 
-    private func perform(_ actions: Machine.Actions, starting operations: SmallBatch<DataTaskOperation>,
-                         callers: [CallID: [RequestHandle.ID]]) {
-        for task in actions.cancels { task.cancel() }
-        for (operation, priority) in actions.reprioritized { operation.reprioritize(to: priority) }
-        for operation in operations { attempts.addOperation(operation) }
+    private func perform(_ actions: Machine.Actions, _ effects: OperationEffects) {
+        for operation in effects.cancels { operation.cancel() }
+        for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
+        if actions.starts.count > 0 { run(actions.starts, callers: effects.callers) }
         if !actions.cancelled.isEmpty {
             RequestHandle.complete(actions.cancelled, with: .failure(.cancelled))
         }
@@ -382,13 +403,13 @@ public final class RequestScheduler: Sendable {
             RequestHandle.complete(actions.deliveries)
         }
         for retry in actions.retries {
-            record(.retried(Self.eventCall(retry.request, callers: callers[retry.call] ?? []), attempt: retry.attempt,
+            record(.retried(Self.eventCall(retry.request, callers: effects.callers[retry.call] ?? []), attempt: retry.attempt,
                             after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
         for refresh in actions.refreshes { refreshToken(refresh) }
         for expiry in actions.expiries { judge(expiry) }
         for (call, request, from, to) in actions.promotions {
-            record(.promoted(Self.eventCall(request, callers: callers[call] ?? []), from: from, to: to))
+            record(.promoted(Self.eventCall(request, callers: effects.callers[call] ?? []), from: from, to: to))
         }
         for (request, outcome) in actions.kept {
             record(.outcomeKept(Self.eventCall(request, callers: []), outcome.map(\.response.statusCode)))
@@ -398,6 +419,24 @@ public final class RequestScheduler: Sendable {
             for change in actions.healthChanges {
                 record(.hostHealthChanged(host: change.host, health(change.availability, now: now)))
             }
+        }
+    }
+
+    /// Makes the operations of attempts the machine started, outside the lock, stores them
+    /// in one pass under it (taking any cancellation or priority decided meanwhile), and runs
+    /// them.
+    private func run(_ starts: SmallBatch<Machine.AttemptStart>, callers: [CallID: [RequestHandle.ID]]) {
+        var made = SmallBatch<(AttemptID, DataTaskOperation)>()
+        for start in starts { made.append((start.id, makeOperation(start, callers: callers[start.id.call] ?? []))) }
+        let fates = state.withLock { core in
+            var fates = SmallBatch<(isCancelled: Bool, newPriority: RequestPriority?)>()
+            for (attempt, operation) in made { fates.append(core.operations.store(operation, for: attempt)) }
+            return fates
+        }
+        for ((_, operation), fate) in zip(made, fates) {
+            if fate.isCancelled { operation.cancel() }
+            if let priority = fate.newPriority { operation.reprioritize(to: priority) }
+            attempts.addOperation(operation)
         }
     }
 
@@ -456,7 +495,7 @@ public final class RequestScheduler: Sendable {
     /// - Parameter isIncluded: true for the requests to cancel; run on the calling thread, outside the
     ///   scheduler's lock.
     public func cancel(where isIncluded: (RequestHandle) -> Bool) {
-        let handles = state.withLock { machine in machine.callerIDs.map { machine.callers[$0.slot].handle } }
+        let handles = state.withLock { core in core.machine.callerIDs.map { core.machine.callers[$0.slot].handle } }
         cancel(handles.filter(isIncluded))
     }
 
@@ -467,8 +506,8 @@ public final class RequestScheduler: Sendable {
     /// - Parameter url: any URL of the host.
     public func health(of url: URL) -> HostHealth {
         guard let name = PreparedRequest.hostKey(of: url) else { return .available }
-        let availability = state.withLock { machine in
-            machine.hostIndices[name].map { machine.hosts[$0].availability } ?? .available
+        let availability = state.withLock { core in
+            core.machine.hostIndices[name].map { core.machine.hosts[$0].availability } ?? .available
         }
         return health(availability, now: clock.uptimeNanoseconds)
     }
@@ -479,7 +518,7 @@ public final class RequestScheduler: Sendable {
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {
         guard let name = PreparedRequest.hostKey(of: url) else { return hostBudget }
-        return state.withLock { machine in machine.hostIndices[name].map { machine.budgets(ofHost: $0).all } ?? hostBudget }
+        return state.withLock { core in core.machine.hostIndices[name].map { core.machine.budgets(ofHost: $0).all } ?? hostBudget }
     }
 
     private func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {

@@ -1,8 +1,8 @@
 import Foundation
 
 extension SchedulerMachine {
-    /// An attempt the scheduler must start: make its task, hand it to the machine
-    /// (``SchedulerMachine/bind(_:to:)``), then run it.
+    /// An attempt the scheduler must start: make its operation, and run it. The machine names
+    /// it by its ID from then on (to cancel it, or give it a new priority), and never holds it.
     struct AttemptStart {
         let id: AttemptID
         let request: PreparedRequest
@@ -54,10 +54,13 @@ extension SchedulerMachine {
     struct Actions {
         /// Attempts that got a budget slot.
         var starts = SmallBatch<AttemptStart>()
-        /// Tasks whose attempts ended without them: cancel them.
-        var cancels = SmallBatch<AttemptTask>()
-        /// Running tasks whose call's priority changed, with the new one.
-        var reprioritized = SmallBatch<(AttemptTask, RequestPriority)>()
+        /// Attempts whose callers all left: cancel their tasks, which still report their end.
+        var cancels = SmallBatch<AttemptID>()
+        /// Attempts ended at their deadline: cancel their tasks. The machine is done with them,
+        /// whether or not they ever report.
+        var deadlinePassed = SmallBatch<AttemptID>()
+        /// Running attempts whose call's priority changed, with the new one, for their tasks.
+        var reprioritized = SmallBatch<(AttemptID, RequestPriority)>()
         /// Callers whose outcome is decided, with what each gets.
         var deliveries = SmallBatch<(CallerHandle, CallResult)>()
         /// Callers that were cancelled: each gets `.cancelled`.

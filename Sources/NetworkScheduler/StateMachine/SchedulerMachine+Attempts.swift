@@ -3,16 +3,6 @@ import Foundation
 // The events of attempts: they start, end, time out, back off, wait for a token, and decide
 // their callers' outcome.
 extension SchedulerMachine {
-    /// Hands the machine the task made for an attempt it started, so that it can be cancelled.
-    /// The scheduler calls this under the same lock as the event that started the attempt.
-    mutating func bind(_ attempt: AttemptID, to task: AttemptTask) {
-        guard case .running(var running) = calls[attempt.call.slot].attempt, running.serial == attempt.serial else {
-            preconditionFailure("\(attempt) is bound as soon as it starts")
-        }
-        running.task = task
-        calls[attempt.call.slot].attempt = .running(running)
-    }
-
     /// An attempt's task ended with `outcome`, which `verdict` reads (beside the transport:
     /// the machine never reads a status or a header). Frees its budget slot for the calls
     /// waiting, then retries the call, refreshes its token, or delivers `outcome` to its
@@ -83,7 +73,7 @@ extension SchedulerMachine {
             }
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
-            if let task = running.task { actions.cancels.append(task) }
+            actions.deadlinePassed.append(AttemptID(call: callID, serial: running.serial))
             end(callID, running, with: .failure(.timedOut), verdict: nil, now: now, into: &actions)
         }
         hostsToFill.removeAll(keepingCapacity: true)
@@ -284,6 +274,7 @@ extension SchedulerMachine.Actions {
     mutating func merge(_ other: Self) {
         starts.append(contentsOf: other.starts)
         cancels.append(contentsOf: other.cancels)
+        deadlinePassed.append(contentsOf: other.deadlinePassed)
         deliveries.append(contentsOf: other.deliveries)
         reprioritized.append(contentsOf: other.reprioritized)
         cancelled.append(contentsOf: other.cancelled)

@@ -234,7 +234,7 @@ extension SchedulerMachine {
         switch calls[callID.slot].attempt {
         case .running(let running):
             calls[callID.slot].attempt = .abandoned(running)
-            if let task = running.task { actions.cancels.append(task) }
+            actions.cancels.append(AttemptID(call: callID, serial: running.serial))
             return
         case .waiting:
             leaveLine(callID)

@@ -136,7 +136,7 @@ extension SchedulerMachine {
         if isLowPriority { hosts[host].lowPriorityRunning += 1 }
         calls[callID.slot].attemptsStarted += 1
         let serial = calls[callID.slot].attemptsStarted
-        calls[callID.slot].attempt = .running(Running(serial: serial, task: nil, holdsLowPrioritySlot: isLowPriority, started: now))
+        calls[callID.slot].attempt = .running(Running(serial: serial, holdsLowPrioritySlot: isLowPriority, started: now))
         setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
@@ -166,8 +166,8 @@ extension SchedulerMachine {
         case .waiting(_, _, let since) where call.rank != rankBefore:
             line(callID, now: since, into: &actions)
         case .running(let running):
-            if let task = running.task, let after = call.priorities.highest, after != before {
-                actions.reprioritized.append((task, after))
+            if let after = call.priorities.highest, after != before {
+                actions.reprioritized.append((AttemptID(call: callID, serial: running.serial), after))
             }
         case .waiting, .between, .expired, .abandoned, .held, .inLane, .kept:
             break

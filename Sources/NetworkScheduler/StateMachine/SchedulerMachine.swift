@@ -62,16 +62,16 @@ enum TimerKey: Hashable, Sendable {
 ///
 /// It owns the callers, the network calls they share, and each host's waiting line and budget.
 /// It decides priority, budget, offline, deadlines, retries and token refreshes, and does
-/// nothing itself: no clock, no identifiers made at random, no queue, no lock, no callback.
-/// Time (uptime nanoseconds) and fresh idempotency keys come in with the events, and backoff
-/// jitter from a generator seeded once, at its making; what
-/// must happen (start an attempt, cancel a task, deliver, arm the timer, refresh a token) goes
-/// out as ``Actions``, which ``RequestScheduler`` performs after releasing its lock.
+/// nothing itself: no clock, no identifiers made at random, no queue, no lock, no callback,
+/// no HTTP. Time (uptime nanoseconds) comes in with the events, an attempt's result already
+/// read (``AttemptVerdict``), and backoff jitter from a generator seeded once, at its making;
+/// what must happen (start an attempt, cancel one, deliver, arm the timer, refresh a token)
+/// goes out as ``Actions``, which ``RequestScheduler`` performs after releasing its lock.
 ///
-/// `CallerHandle` and `AttemptTask` are what the scheduler attaches to a caller and to a running
-/// attempt (a ``RequestHandle`` and a ``DataTaskOperation``): the machine only hands them back.
-/// Tests drive it with plain values, synchronously.
-struct SchedulerMachine<CallerHandle, AttemptTask> {
+/// `CallerHandle` is what the scheduler attaches to a caller (a ``RequestHandle``): the machine
+/// only hands it back. Attempts are named by their ``AttemptID``; their operations are the
+/// scheduler's. Tests drive it with plain values, synchronously.
+struct SchedulerMachine<CallerHandle> {
     /// This machine, among the others of the process: only its own callers inherit priority
     /// from its dependents.
     let id: MachineID
@@ -226,7 +226,6 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
 
     struct Running {
         let serial: Int
-        var task: AttemptTask?
         let holdsLowPrioritySlot: Bool
         let started: UInt64
     }
@@ -326,9 +325,9 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
         hosts.reduce(0) { $0 + $1.line.entryCount }
     }
 
-    /// The tasks of the attempts on the wire.
-    var runningTasks: [AttemptTask] {
-        calls.all.compactMap { $0.element.running?.task }
+    /// The attempts on the wire, those whose callers left included.
+    var runningAttempts: [AttemptID] {
+        calls.all.compactMap { call in call.element.running.map { AttemptID(call: CallID(slot: call.id), serial: $0.serial) } }
     }
 
     /// How to build a call's request again, if its callers are still there.
@@ -338,16 +337,16 @@ struct SchedulerMachine<CallerHandle, AttemptTask> {
     }
 }
 
-extension SchedulerMachine: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
-extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
-extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable {}
 // Safety: a call is reached only through its machine, whose owner guards it (the scheduler's
 // lock), and holds nothing that is not Sendable.
-extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable {}
 // Safety: as a call's, a lending box is reached only through its machine.
-extension SchedulerMachine.Lending: @unchecked Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
-extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
-extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, AttemptTask: Sendable {}
+extension SchedulerMachine.Lending: @unchecked Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable {}
 
 extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {

@@ -72,10 +72,10 @@ struct Harness: Sendable {
                         bearerToken: { [tokens] in tokens.token })
     }
 
-    /// True once every caller, call and registry entry is gone.
+    /// True once every caller, call, registry entry and attempt's operation is gone.
     var isIdle: Bool {
-        let census = scheduler.state.withLock { $0.census }
-        return census.callers == 0 && census.calls == 0 && census.registered == 0
+        let (census, operations) = scheduler.state.withLock { ($0.machine.census, $0.operations.count) }
+        return census.callers == 0 && census.calls == 0 && census.registered == 0 && operations == 0
     }
 }
 

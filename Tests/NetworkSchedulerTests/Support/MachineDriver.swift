@@ -8,7 +8,7 @@ import FoundationNetworking
 /// and tasks, a clock the test moves, and every action kept for the test to read: no threads,
 /// no sockets, no time passing.
 struct MachineDriver {
-    typealias Machine = SchedulerMachine<String, String>
+    typealias Machine = SchedulerMachine<String>
     /// The driven machine's ID; a dependency named with another is another machine's caller.
     static let machineID = MachineID(value: 1)
 
@@ -23,6 +23,8 @@ struct MachineDriver {
     var attempts: [String: AttemptID] { starts.mapValues(\.id) }
     /// What the machine said of each attempt as it started, by its task's name.
     private var starts: [String: Machine.AttemptStart] = [:]
+    /// Each attempt's task name.
+    private var tasks: [AttemptID: String] = [:]
     /// The policy of calls whose submission has none, as the scheduler's configuration's.
     let retryPolicy: RetryPolicy
     /// Whether an attempt the machine ends at its deadline is judged within the same event,
@@ -252,13 +254,13 @@ struct MachineDriver {
         for start in actions.starts {
             checkStartOrder(of: start.id.call, at: start.rank)
             let task = "task \(started.count + 1)"
-            machine.bind(start.id, to: task)
             started.append(task)
             starts[task] = start
+            tasks[start.id] = task
             taskPriorities[task] = start.priority
         }
-        cancelledTasks.append(contentsOf: actions.cancels)
-        for (task, priority) in actions.reprioritized { taskPriorities[task] = priority }
+        cancelledTasks.append(contentsOf: (Array(actions.cancels) + Array(actions.deadlinePassed)).map { tasks[$0]! })
+        for (attempt, priority) in actions.reprioritized { taskPriorities[tasks[attempt]!] = priority }
         checkTaskPriorities()
         for (caller, result) in actions.deliveries {
             record(caller, result.outcome.map(\.response.statusCode))
@@ -278,8 +280,9 @@ struct MachineDriver {
 
     /// Each running attempt's task was told its call's priority as it is now.
     private mutating func checkTaskPriorities() {
-        for (_, call) in machine.calls.all {
-            guard case .running(let running) = call.attempt, let task = running.task,
+        for (slot, call) in machine.calls.all {
+            guard case .running(let running) = call.attempt,
+                  let task = tasks[AttemptID(call: CallID(slot: slot), serial: running.serial)],
                   let priority = call.priorities.highest, taskPriorities[task] != priority else { continue }
             brokenContracts.append("\(task) runs at \(taskPriorities[task].map(String.init(describing:)) ?? "?"), its call at \(priority)")
         }
