@@ -1,3 +1,4 @@
+import NetworkScheduler
 import Dispatch
 import Foundation
 
@@ -21,7 +22,7 @@ public final class EventLog<Element: Sendable>: Sendable {
         var lastWaiterID = 0
     }
 
-    private let state = Protected(State())
+    private let state = Locked(State())
 
     /// An empty log.
     public init() {}
@@ -84,7 +85,7 @@ public final class EventLog<Element: Sendable>: Sendable {
     @discardableResult
     public func waitBlocking(for count: Int, timeout: TimeInterval) -> [Element] {
         let done = DispatchSemaphore(value: 0)
-        let result = Protected<[Element]>([])
+        let result = Locked<[Element]>([])
         Task {
             let elements = await wait(for: count, timeout: timeout)
             result.withLock { $0 = elements }

@@ -30,7 +30,7 @@ public final class SchedulerAudit: RequestEventMonitor {
         var lastWaiterID = 0
     }
 
-    private let state = Protected(State())
+    private let state = Locked(State())
 
     /// An audit that has seen nothing yet.
     public init() {}

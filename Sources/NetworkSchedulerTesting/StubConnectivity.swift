@@ -15,13 +15,13 @@ public final class StubConnectivity: ConnectivityMonitor {
         var onChange: (@Sendable (Bool) -> Void)?
     }
 
-    private let state: Protected<State>
+    private let state: Locked<State>
 
     /// A monitor that reports `connected` until told otherwise.
     ///
     /// - Parameter connected: whether the network is reachable at first.
     public init(connected: Bool = true) {
-        state = Protected(State(isConnected: connected))
+        state = Locked(State(isConnected: connected))
     }
 
     /// Whether it reports the network reachable now.

@@ -53,7 +53,7 @@ public final class StubTransport: HTTPTransport {
     public let priorities = EventLog<(path: String, priority: RequestPriority)>()
     private let clock: any SchedulerClock
     private let otherwise: @Sendable (URLRequest) -> StubResponse
-    private let state: Protected<State>
+    private let state: Locked<State>
 
     /// A transport that answers every request with what `reply` returns for it.
     ///
@@ -88,7 +88,7 @@ public final class StubTransport: HTTPTransport {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
         self.clock = clock
         self.otherwise = otherwise
-        state = Protected(State(script: script.filter { !$0.value.isEmpty }))
+        state = Locked(State(script: script.filter { !$0.value.isEmpty }))
     }
 
     /// The most requests that were on the wire at once.
@@ -219,14 +219,14 @@ final class StubTask: TransportTask {
     let request: URLRequest
     private let transport: StubTransport
     private let answersCancellation: Bool
-    private let completion: Protected<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
+    private let completion: Locked<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
 
     init(request: URLRequest, transport: StubTransport, answersCancellation: Bool,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.request = request
         self.transport = transport
         self.answersCancellation = answersCancellation
-        self.completion = Protected(completion)
+        self.completion = Locked(completion)
     }
 
     func cancel() {

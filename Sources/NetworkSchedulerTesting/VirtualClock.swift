@@ -25,13 +25,13 @@ public final class VirtualClock: SchedulerClock {
         var armed: [ObjectIdentifier: (deadline: UInt64, timer: VirtualTimer)] = [:]
     }
 
-    private let state: Protected<State>
+    private let state: Locked<State>
 
     /// A clock at `date`; its uptime starts at one second.
     ///
     /// - Parameter date: the clock's date at its start.
     public init(startingAt date: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        state = Protected(State(uptime: 1_000_000_000, date: date))
+        state = Locked(State(uptime: 1_000_000_000, date: date))
     }
 
     /// The clock's uptime.
@@ -105,7 +105,7 @@ private final class VirtualTimer: SchedulerTimer {
     }
 
     private weak let clock: VirtualClock?
-    private let state = Protected(State())
+    private let state = Locked(State())
 
     init(clock: VirtualClock) {
         self.clock = clock

@@ -6,7 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// A value guarded by one mutex: the only way the library shares mutable state.
+/// A value guarded by one mutex: the only way the library and its testing kit share mutable
+/// state (`package`, so that the kit uses this one too).
 ///
 /// Decisions happen inside `withLock`; callbacks, continuation resumes and KVO notifications
 /// happen after it returns, so no foreign code ever runs while the lock is held.
@@ -16,7 +17,7 @@ import Darwin
 /// of each. A pthread mutex exists on Linux and Apple platforms alike, unlike Apple's own
 /// locks, and Thread Sanitizer sees it, which it does not do for `Synchronization.Mutex` on
 /// Linux (its futexes are invisible to it, and it reports false races).
-struct Locked<Value> {
+package struct Locked<Value> {
     private final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
         deinit {
             _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
@@ -25,7 +26,7 @@ struct Locked<Value> {
 
     private let storage: Storage
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             mutex.initialize(to: pthread_mutex_t())
@@ -42,7 +43,7 @@ struct Locked<Value> {
         }
     }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { value, mutex in
             pthread_mutex_lock(mutex)
             defer { pthread_mutex_unlock(mutex) }

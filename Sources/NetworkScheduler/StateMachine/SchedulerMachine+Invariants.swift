@@ -6,6 +6,7 @@ extension SchedulerMachine {
         func check(_ condition: Bool, _ message: @autoclosure () -> String) {
             if !condition { violations.append(message()) }
         }
+        check(hostsToFill.isEmpty, "hosts to fill are kept after an event")
         var running = [Int](repeating: 0, count: hosts.count)
         var lowPriorityRunning = [Int](repeating: 0, count: hosts.count)
         var waiting = [Int](repeating: 0, count: hosts.count)

@@ -71,6 +71,13 @@ enum TimerKey: Hashable, Sendable {
 /// `CallerHandle` is what the scheduler attaches to a caller (a ``RequestHandle``): the machine
 /// only hands it back. Attempts are named by their ``AttemptID``; their operations are the
 /// scheduler's. Tests drive it with plain values, synchronously.
+///
+/// It is not quite a value: its calls (``Call``) and its callers' lending boxes (``Lending``)
+/// are objects, for the speed measured where each is declared, reached only through it. A copy
+/// of the machine would share them with the original, so nothing copies it: the scheduler
+/// keeps its one machine in its lock and mutates it in place, and tests keep theirs in one
+/// driver. Between events it keeps nothing but its state (`hostsToFill` is empty then, which
+/// the invariants check).
 struct SchedulerMachine<CallerHandle> {
     /// This machine, among the others of the process: only its own callers inherit priority
     /// from its dependents.
