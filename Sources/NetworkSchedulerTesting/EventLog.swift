@@ -1,10 +1,12 @@
 import NetworkScheduler
 import Dispatch
 import Foundation
+import Testing
 
 /// Values that arrive from other threads, with bounded waits for them: a test's way to wait
-/// for an event without sleeping. A wait that times out returns what arrived, so the test's
-/// expectation fails instead of hanging.
+/// for an event without sleeping. A wait that times out records an issue in the running test
+/// and returns what arrived, so the test fails instead of hanging. To show that something
+/// does not happen, do not wait for it in real time: move a `VirtualClock`, or read a state.
 ///
 /// ```swift
 /// let arrivals = transport.arrivals.wait(for: 2)   // the first two requests on the wire
@@ -47,15 +49,33 @@ public final class EventLog<Element: Sendable>: Sendable {
     }
 
     /// Waits until at least `count` elements have arrived, or `timeout` seconds have passed;
-    /// returns what arrived. The bound only catches a test that would hang: keep it generous,
-    /// since a busy machine running suites in parallel under the thread sanitizer can leave a
-    /// test without a thread for seconds.
+    /// returns what arrived, and records an issue in the running test if that is fewer. The
+    /// bound only catches a test that would hang: keep it generous, since a busy machine
+    /// running suites in parallel under the thread sanitizer can leave a test without a thread
+    /// for seconds.
     ///
     /// - Parameters:
     ///   - count: how many elements to wait for, in all.
     ///   - timeout: the most seconds to wait.
+    ///   - fileID: the caller's file, where the issue is recorded.
+    ///   - filePath: the caller's file path.
+    ///   - line: the caller's line.
+    ///   - column: the caller's column.
     @discardableResult
-    public func wait(for count: Int, timeout: TimeInterval = 60) async -> [Element] {
+    public func wait(for count: Int, timeout: TimeInterval = 60, fileID: String = #fileID, filePath: String = #filePath,
+                     line: Int = #line, column: Int = #column) async -> [Element] {
+        let arrived = await arrivals(count, within: timeout)
+        if arrived.count < count {
+            Issue.record("waited \(timeout) s for \(count) elements, and \(arrived.count) arrived",
+                         sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+        }
+        return arrived
+    }
+
+    /// What arrived once `count` elements have, or `timeout` seconds have passed: a wait whose
+    /// end by its bound is an answer, not a failure (an audit's, an interleaver's).
+    @discardableResult
+    func arrivals(_ count: Int, within timeout: TimeInterval) async -> [Element] {
         await withCheckedContinuation { continuation in
             let waiterID: Int? = state.withLock { state in
                 guard state.elements.count < count else { return nil }
@@ -77,7 +97,10 @@ public final class EventLog<Element: Sendable>: Sendable {
         }
     }
 
-    /// ``wait(for:timeout:)`` for a thread that is not in a task: blocks it meanwhile.
+    /// Waits, blocking a thread that is not in a task, until at least `count` elements have
+    /// arrived or `timeout` seconds have passed; returns what arrived. Unlike
+    /// ``wait(for:timeout:fileID:filePath:line:column:)`` it records nothing when the bound passes: a
+    /// thread that drives a load polls with it.
     ///
     /// - Parameters:
     ///   - count: how many elements to wait for, in all.
@@ -87,7 +110,7 @@ public final class EventLog<Element: Sendable>: Sendable {
         let done = DispatchSemaphore(value: 0)
         let result = Locked<[Element]>([])
         Task {
-            let elements = await wait(for: count, timeout: timeout)
+            let elements = await arrivals(count, within: timeout)
             result.withLock { $0 = elements }
             done.signal()
         }

@@ -69,7 +69,7 @@ public struct Interleaver: Sendable {
                 }
             }
         }
-        let ended = await outcomes.wait(for: plans.count, timeout: timeout)
+        let ended = await outcomes.arrivals(plans.count, within: timeout)
         for task in tasks { task.cancel() }
         var byCaller = [Outcome<Value>?](repeating: nil, count: max(0, callers))
         for (index, outcome) in ended { byCaller[index] = outcome }

@@ -88,7 +88,7 @@ public final class SchedulerAudit: RequestEventMonitor {
         // ends the wait at its bound instead of holding the report.
         let drained = EventLog<Void>()
         Task { await scheduler.queuesDrained(); drained.append(()) }
-        await drained.wait(for: 1, timeout: max(0, Double(deadline.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)) / 1e9)
+        await drained.arrivals(1, within: max(0, Double(deadline.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)) / 1e9)
         var alive = aliveObjects()
         while !alive.isEmpty, DispatchTime.now() < deadline {
             try? await Task.sleep(nanoseconds: 10_000_000)
