@@ -316,32 +316,6 @@ struct SchedulerMachine<CallerHandle> {
     var census: (callers: Int, calls: Int, registered: Int) {
         (callers.count, calls.all.count { !$0.element.isAbandoned && $0.element.callers.count > 0 }, registeredCount)
     }
-
-    /// Attempts holding a budget slot (and how many of those are low-priority ones), and calls
-    /// waiting for one, over all hosts.
-    var lineCounts: (running: Int, lowPriorityRunning: Int, waiting: Int) {
-        hosts.reduce(into: (0, 0, 0)) { counts, host in
-            counts.0 += host.running
-            counts.1 += host.lowPriorityRunning
-            counts.2 += host.waiting
-        }
-    }
-
-    /// Entries in the waiting lines, stale ones included.
-    var lineEntryCount: Int {
-        hosts.reduce(0) { $0 + $1.line.entryCount }
-    }
-
-    /// The attempts on the wire, those whose callers left included.
-    var runningAttempts: [AttemptID] {
-        calls.all.compactMap { call in call.element.running.map { AttemptID(call: CallID(slot: call.id), serial: $0.serial) } }
-    }
-
-    /// How to build a call's request again, if its callers are still there.
-    func submission(of call: CallID) -> Submission? {
-        guard let entry = calls.lookup(call.slot), !entry.isAbandoned else { return nil }
-        return entry.submission
-    }
 }
 
 extension SchedulerMachine: Sendable where CallerHandle: Sendable {}

@@ -1,5 +1,23 @@
+@testable import NetworkScheduler
+
 // What must hold after every event, recounted from scratch: the fuzz checks it after each step.
+// Here, with the tests, since only they ask.
 extension SchedulerMachine {
+    /// Attempts holding a budget slot (and how many of those are low-priority ones), and calls
+    /// waiting for one, over all hosts.
+    var lineCounts: (running: Int, lowPriorityRunning: Int, waiting: Int) {
+        hosts.reduce(into: (0, 0, 0)) { counts, host in
+            counts.0 += host.running
+            counts.1 += host.lowPriorityRunning
+            counts.2 += host.waiting
+        }
+    }
+
+    /// Entries in the waiting lines, stale ones included.
+    var lineEntryCount: Int {
+        hosts.reduce(0) { $0 + $1.line.entryCount }
+    }
+
     /// Each invariant that does not hold, described; empty when the machine is consistent.
     func invariantViolations() -> [String] {
         var violations: [String] = []
