@@ -36,13 +36,13 @@ import NetworkSchedulerTesting
     }
 
     @Test func anAnswerBelow400Succeeds() {
-        #expect(Self.verdict(status: 200) == AttemptVerdict(kind: .succeeded))
-        #expect(Self.verdict(status: 304) == AttemptVerdict(kind: .succeeded))
+        #expect(Self.verdict(status: 200) == AttemptVerdict(kind: .succeeded, retry: nil))
+        #expect(Self.verdict(status: 304) == AttemptVerdict(kind: .succeeded, retry: nil))
     }
 
     @Test func a401CarriesTheRejectedTokenOnlyWhenANewOneCanBeHad() {
         #expect(Self.verdict(status: 401, bearer: "old", authenticated: true).kind == .unauthorized(rejectedToken: "old"))
-        #expect(Self.verdict(status: 401, bearer: "old") == AttemptVerdict(kind: .rejected))
+        #expect(Self.verdict(status: 401, bearer: "old") == AttemptVerdict(kind: .rejected, retry: nil))
     }
 
     @Test func a429Or503IsThrottledForItsRetryAfterInSecondsOrAsADate() {

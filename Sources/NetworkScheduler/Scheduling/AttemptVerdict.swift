@@ -56,6 +56,9 @@ struct AttemptVerdict: Equatable, Sendable {
         return nil
     }
 
+}
+
+extension AttemptVerdict {
     /// The verdict on `outcome`, the result of attempt `attemptNumber` (1 for the first) of a
     /// call that sent `request`, by the call's retry policy (`defaultPolicy` unless it has
     /// its own). `date` is the wall clock, which a `Retry-After` date is counted from. A
@@ -88,12 +91,6 @@ struct AttemptVerdict: Equatable, Sendable {
         let policy = submission.retryPolicy ?? defaultPolicy
         retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
                              after: outcome, retryAfter: retryAfter)
-    }
-
-    /// A verdict with every part given, for tests.
-    init(kind: Kind, retry: Retry? = nil) {
-        self.kind = kind
-        self.retry = retry
     }
 
     private static func bearerToken(of request: PreparedRequest) -> String? {

@@ -255,8 +255,8 @@ public final class RequestScheduler: Sendable {
             feed { machine in
                 // Listed as it enters the machine (see `RequestGroup.insert`); those of its
                 // dependencies that are this scheduler's and still here inherit its priority
-                // while it waits for them (a dependency read under this lock has entered its
-                // machine or has not: it lends nothing then).
+                // while it waits for them (one that has not entered its machine yet inherits
+                // nothing).
                 let isSuspended = group?.insert(handle) ?? false
                 let (id, actions) = machine.add(handle, priority: priority, dependencies: dependencies.count,
                                                 waitingFor: dependencies.compactMap(\.dependencyID), isSuspended: isSuspended,
