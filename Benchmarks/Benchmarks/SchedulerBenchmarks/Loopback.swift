@@ -27,6 +27,19 @@ struct Loopback: Sendable {
         case schedulerAsync = "scheduler async"
         case rawAsyncHTTPClient = "raw AsyncHTTPClient"
         case schedulerAsyncHTTPClient = "scheduler over AsyncHTTPClient"
+        case schedulerAsyncOverAsyncHTTPClient = "scheduler async over AsyncHTTPClient"
+
+        /// The clients of the runs against the SocialServer, as before the nginx runs.
+        static let againstSocialServer: [Client] = [
+            .rawCompletion, .rawAsync, .rawDelegate, .plainOperation, .schedulerCompletion, .schedulerAsync,
+            .rawAsyncHTTPClient, .schedulerAsyncHTTPClient,
+        ]
+        /// The clients of the runs against nginx: each transport raw and under the scheduler,
+        /// through both of the scheduler's APIs.
+        static let againstNginx: [Client] = [
+            .rawAsync, .rawDelegate, .schedulerCompletion, .schedulerAsync,
+            .rawAsyncHTTPClient, .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient,
+        ]
     }
 
     /// Connections per host for both AsyncHTTPClient clients: the scheduler's budget over it.
@@ -45,15 +58,30 @@ struct Loopback: Sendable {
         case post = "POSTs with unique bodies"
     }
 
-    let server: ServerProcess
+    /// Who answers: the Sample's server, or nginx.
+    enum Server: String {
+        case socialServer = "the SocialServer"
+        case nginx = "nginx"
+    }
+
+    let server: any LoopbackServer
     let token: String
     let requests: Int
     let concurrency: Int
     let method: Method
 
-    static func start(requests: Int, concurrency: Int, method: Method) async throws -> Loopback {
-        let server = try ServerProcess.start()
-        let token = try await logIn(at: server.baseURL)
+    static func start(requests: Int, concurrency: Int, method: Method, against kind: Server = .socialServer) async throws -> Loopback {
+        let server: any LoopbackServer
+        let token: String
+        switch kind {
+        case .socialServer:
+            server = try ServerProcess.start()
+            token = try await logIn(at: server.baseURL)
+        case .nginx:
+            // nginx answers whoever asks; the clients still send a token, as they would.
+            server = try NginxProcess.start()
+            token = "benchmark"
+        }
         return Loopback(server: server, token: token, requests: requests, concurrency: concurrency, method: method)
     }
 
@@ -105,14 +133,14 @@ struct Loopback: Sendable {
             bodies = client == .rawDelegate ? BodyCollector() : nil
             session = Loopback.session(delegate: bodies)
             httpClient = switch client {
-            case .rawAsyncHTTPClient, .schedulerAsyncHTTPClient: Loopback.httpClient()
+            case .rawAsyncHTTPClient, .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient: Loopback.httpClient()
             default: nil
             }
             switch client {
             case .schedulerCompletion, .schedulerAsync:
                 api = loopback.makeClient(URLSessionTransport(session: session))
                 queue = nil
-            case .schedulerAsyncHTTPClient:
+            case .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient:
                 api = loopback.makeClient(AsyncHTTPClientTransport(client: httpClient!, maximumConnectionsPerHost: Loopback.asyncHTTPClientConnections))
                 queue = nil
             case .plainOperation:
@@ -235,7 +263,7 @@ struct Loopback: Sendable {
                 }
                 for _ in 0..<concurrency { sendNext() }
             }
-        case .schedulerAsync:
+        case .schedulerAsync, .schedulerAsyncOverAsyncHTTPClient:
             let api = setup.api!
             cost = await measure(count: indices.count) { done in
                 await workers(indices) { index in

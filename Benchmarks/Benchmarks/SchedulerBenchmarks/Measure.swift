@@ -1,12 +1,42 @@
 import Dispatch
 import Foundation
 import Synchronization
+#if canImport(MallocInterposerSwift)
+import MallocInterposerSwift
+#endif
 
 /// CPU time of the whole process (every thread), in nanoseconds.
 func processCPUNanoseconds() -> UInt64 {
     var time = timespec()
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// Allocations made so far while counting is on (`Allocations.counting`), 0 without the
+/// benchmark's malloc interposer.
+func allocationCount() -> Int {
+    #if canImport(MallocInterposerSwift)
+    MallocInterposerSwift.getStatistics().mallocCount
+    #else
+    0
+    #endif
+}
+
+/// Context switches of the process so far, voluntary and not.
+func contextSwitches() -> Int {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
+/// Turns the malloc interposer's counting on for the duration of `body`: every allocation then
+/// costs an atomic add, so only scenarios that report allocations turn it on.
+func countingAllocations<T>(_ body: () async throws -> T) async rethrows -> T {
+    #if canImport(MallocInterposerSwift)
+    MallocInterposerSwift.hook()
+    defer { MallocInterposerSwift.unhook() }
+    #endif
+    return try await body()
 }
 
 /// Uptime in nanoseconds.
@@ -27,14 +57,20 @@ struct Cost {
     var wallNanoseconds: UInt64
     var cpuNanoseconds: UInt64
     var count: Int
+    /// Allocations made meanwhile, by any thread (counted only inside `countingAllocations`).
+    var allocations = 0
+    var contextSwitches = 0
 
     var perSecond: Double { Double(count) / (Double(wallNanoseconds) / 1e9) }
     var cpuNanosecondsEach: Double { Double(cpuNanoseconds) / Double(count) }
+    var allocationsEach: Double { Double(allocations) / Double(count) }
+    var contextSwitchesEach: Double { Double(contextSwitches) / Double(count) }
 
     /// Two runs as one.
     static func + (lhs: Cost, rhs: Cost) -> Cost {
         Cost(wallNanoseconds: lhs.wallNanoseconds + rhs.wallNanoseconds, cpuNanoseconds: lhs.cpuNanoseconds + rhs.cpuNanoseconds,
-             count: lhs.count + rhs.count)
+             count: lhs.count + rhs.count, allocations: lhs.allocations + rhs.allocations,
+             contextSwitches: lhs.contextSwitches + rhs.contextSwitches)
     }
 }
 
@@ -42,12 +78,14 @@ struct Cost {
 /// `start` gets the countdown to call once per finished unit.
 func measure(count: Int, timeout: Double = 120, _ start: (_ done: @escaping @Sendable () -> Void) async -> Void) async -> Cost {
     let countdown = Countdown(count)
+    let (allocations, switches) = (allocationCount(), contextSwitches())
     let cpu = processCPUNanoseconds()
     let wall = now()
     await start { countdown.tick() }
     let finished = await countdown.wait(timeout: timeout)
     precondition(finished, "the workload did not finish within \(timeout) s")
-    return Cost(wallNanoseconds: now() - wall, cpuNanoseconds: processCPUNanoseconds() - cpu, count: count)
+    return Cost(wallNanoseconds: now() - wall, cpuNanoseconds: processCPUNanoseconds() - cpu, count: count,
+                allocations: allocationCount() - allocations, contextSwitches: contextSwitches() - switches)
 }
 
 /// Counts down from `count` and wakes one waiter at zero.
