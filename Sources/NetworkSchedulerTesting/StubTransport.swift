@@ -209,8 +209,8 @@ public final class StubTransport: HTTPTransport {
     ///   - body: the body.
     ///   - headers: the headers.
     public static func response(to request: URLRequest, status: Int, body: Data, headers: [String: String]) -> TransportResponse {
-        let response = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
-        return TransportResponse(data: body, response: response)
+        // A plain head, as a transport other than URLSession hands over.
+        TransportResponse(data: body, head: ResponseHead(url: request.url!, statusCode: status, headerFields: headers))
     }
 }
 

@@ -35,7 +35,7 @@ import NetworkSchedulerTesting
         #expect(operation.state == .finished)
         #expect(operation.isFinished && !operation.isExecuting)
         #expect(results.count == 1)
-        #expect(try results.first?.get().response.statusCode == 200)
+        #expect(try results.first?.get().statusCode == 200)
     }
 
     @Test func cancelledBeforeStartItFinishesWithoutTouchingTheNetwork() async {

@@ -132,12 +132,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             for (name, value) in response.headers {
                 headers[name] = headers[name].map { "\($0), \(value)" } ?? value
             }
-            guard let httpResponse = HTTPURLResponse(url: url, statusCode: Int(response.status.code),
-                                                     httpVersion: "HTTP/\(response.version.major).\(response.version.minor)",
-                                                     headerFields: headers) else {
-                throw URLError(.badServerResponse)
-            }
-            return TransportResponse(data: body, response: httpResponse)
+            let version = "HTTP/\(response.version.major).\(response.version.minor)"
+            let head = ResponseHead(url: url, statusCode: Int(response.status.code), headerFields: headers, httpVersion: version)
+            return TransportResponse(data: body, head: head)
         }
         throw URLError(.httpTooManyRedirects)
     }

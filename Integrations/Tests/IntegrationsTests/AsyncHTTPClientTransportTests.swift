@@ -40,6 +40,22 @@ import Testing
         await server.stop()
     }
 
+    @Test func aReplyCarriesTheHeadTheServerSentAndFoundationsResponseWhenAsked() async throws {
+        let answer = LoopbackServer.Answer.respond(status: .created, headers: [("Content-Type", "text/plain; charset=utf-8"),
+                                                                              ("ETag", "\"v7\""), ("Vary", "Accept"), ("Vary", "Cookie")],
+                                                   body: "hello")
+        try await Self.with(answer: { _ in answer }) { _, api in
+            let reply = try await api.reply(for: Resource<String>(path: "note", decoding: .text))
+            #expect(reply.value == "hello")
+            #expect(reply.statusCode == 201)
+            #expect(reply.head.value(forHTTPHeaderField: "etag") == "\"v7\"")
+            // A repeated field arrives as one value, as URLSession reads it.
+            #expect(reply.head.value(forHTTPHeaderField: "vary") == "Accept, Cookie")
+            #expect(reply.httpResponse.statusCode == 201)
+            #expect(reply.httpResponse.value(forHTTPHeaderField: "ETag") == "\"v7\"")
+        }
+    }
+
     @Test func aDeadlineUnderASecondEndsAHeldRequestAndClosesItsConnection() async throws {
         try await Self.with(timeout: 0.3, answer: { _ in .hold }) { server, api in
             await #expect(throws: ServiceError.timedOut) {

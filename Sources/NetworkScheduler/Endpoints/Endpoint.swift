@@ -55,27 +55,16 @@ public struct Endpoint<Model: Sendable>: Sendable {
     /// `idempotencyKey` is the key the call carried, which gives 409 and 422 their meaning.
     /// `decodes` holds the decodes other callers of the same call already made.
     func model(from payload: TransportResponse, idempotencyKey: String?, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
-        let response = payload.response
-        guard acceptableStatusCodes.contains(response.statusCode) else {
-            let error = ServerErrorResponse(statusCode: response.statusCode, body: payload.data,
-                                            headers: response.lowercasedHeaders)
-            switch (response.statusCode, idempotencyKey) {
+        let head = payload.head
+        guard acceptableStatusCodes.contains(head.statusCode) else {
+            let error = ServerErrorResponse(statusCode: head.statusCode, body: payload.data, headers: head.lowercasedHeaders)
+            switch (head.statusCode, idempotencyKey) {
             case (409, .some): throw .idempotencyKeyInUse(error)
             case (422, .some): throw .idempotencyKeyMismatch(error)
             default: throw .server(error)
             }
         }
-        return try decoding.model(from: payload.data, response: response, sharing: decodes)
-    }
-}
-
-extension HTTPURLResponse {
-    var lowercasedHeaders: [String: String] {
-        var headers: [String: String] = [:]
-        for case let (name as String, value as String) in allHeaderFields {
-            headers[name.lowercased()] = value
-        }
-        return headers
+        return try decoding.model(from: payload.data, head: head, sharing: decodes)
     }
 }
 

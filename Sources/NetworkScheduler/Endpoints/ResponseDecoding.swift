@@ -8,7 +8,7 @@ import FoundationNetworking
 /// Callers that share a network call and read it the same way (the same model type through
 /// the same decoder) share one decode too: 10,000 joiners cost one JSON parse, not 10,000.
 public struct ResponseDecoding<Model: Sendable>: Sendable {
-    let decode: @Sendable (Data, HTTPURLResponse) throws -> Model
+    let decode: @Sendable (Data, ResponseHead) throws -> Model
     /// Equal for two decodings that turn the same bytes into the same model; nil when that
     /// cannot be known (a custom closure), so the decode is never shared.
     let identity: DecodingIdentity?
@@ -19,12 +19,12 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
     /// - Parameter decode: makes the model from the body and the response; what it throws becomes
     ///   ``ServiceError/undecodable(_:)``.
     public static func custom(_ decode: @escaping @Sendable (Data, HTTPURLResponse) throws -> Model) -> Self {
-        Self(decode: decode, identity: nil)
+        Self(decode: { data, head in try decode(data, head.httpResponse) }, identity: nil)
     }
 
-    func model(from data: Data, response: HTTPURLResponse) throws(ServiceError) -> Model {
+    func model(from data: Data, head: ResponseHead) throws(ServiceError) -> Model {
         do {
-            return try decode(data, response)
+            return try decode(data, head)
         } catch let error as ServiceError {
             throw error
         } catch {
@@ -33,9 +33,9 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
     }
 
     /// The model, decoded once per call for all the callers that read it the same way.
-    func model(from data: Data, response: HTTPURLResponse, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
-        guard let decodes, let identity else { return try model(from: data, response: response) }
-        return try decodes.value(for: identity) { () throws(ServiceError) in try model(from: data, response: response) }
+    func model(from data: Data, head: ResponseHead, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
+        guard let decodes, let identity else { return try model(from: data, head: head) }
+        return try decodes.value(for: identity) { () throws(ServiceError) in try model(from: data, head: head) }
     }
 }
 
@@ -58,8 +58,8 @@ extension ResponseDecoding where Model == String {
     /// Reads the body as text, in the charset its `Content-Type` names (UTF-8 if none); bytes
     /// that are not text in it make ``ServiceError/undecodable(_:)``.
     public static var text: Self {
-        Self(decode: { data, response in
-            let encoding = response.textEncodingName.flatMap(Self.encoding(named:)) ?? .utf8
+        Self(decode: { data, head in
+            let encoding = head.textEncodingName.flatMap(Self.encoding(named:)) ?? .utf8
             guard let text = String(data: data, encoding: encoding) else {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The body is not text in \(encoding)."))
             }

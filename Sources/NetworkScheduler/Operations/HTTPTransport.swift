@@ -7,18 +7,30 @@ import FoundationNetworking
 public struct TransportResponse: Sendable {
     /// The body, empty when the server sent none.
     public let data: Data
-    /// The status line and headers.
-    public let response: HTTPURLResponse
+    /// The status and headers.
+    public let head: ResponseHead
 
     /// A response with its body.
     ///
     /// - Parameters:
     ///   - data: the body.
+    ///   - head: the status and headers.
+    public init(data: Data, head: ResponseHead) {
+        self.data = data
+        self.head = head
+    }
+
+    /// A response with its body, as URLSession reads one.
+    ///
+    /// - Parameters:
+    ///   - data: the body.
     ///   - response: the status and headers.
     public init(data: Data, response: HTTPURLResponse) {
-        self.data = data
-        self.response = response
+        self.init(data: data, head: ResponseHead(response))
     }
+
+    /// The response's status code.
+    public var statusCode: Int { head.statusCode }
 }
 
 /// A task started by a transport, which the scheduler may cancel.

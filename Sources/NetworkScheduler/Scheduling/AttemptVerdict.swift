@@ -74,9 +74,9 @@ extension AttemptVerdict {
         let retryAfter: TimeInterval?
         switch outcome {
         case .success(let payload):
-            let status = payload.response.statusCode
+            let status = payload.statusCode
             retryAfter = status == 429 || status == 503
-                ? payload.response.value(forHTTPHeaderField: "Retry-After").flatMap { RetryPolicy.retryAfter($0, now: date) }
+                ? payload.head.value(forHTTPHeaderField: "Retry-After").flatMap { RetryPolicy.retryAfter($0, now: date) }
                 : nil
             kind = switch status {
             case ..<400: .succeeded

@@ -36,13 +36,15 @@ public struct ResponseMetrics: Sendable, Equatable {
 public struct Reply<Model: Sendable>: Sendable {
     /// The model.
     public let value: Model
-    /// The status line and headers.
-    public let httpResponse: HTTPURLResponse
+    /// The status and headers.
+    public let head: ResponseHead
     /// Timing and sharing.
     public let metrics: ResponseMetrics
 
+    /// The status and headers as Foundation's type (see ``ResponseHead/httpResponse``).
+    public var httpResponse: HTTPURLResponse { head.httpResponse }
     /// The HTTP status code.
-    public var statusCode: Int { httpResponse.statusCode }
+    public var statusCode: Int { head.statusCode }
     /// Whether this caller's network call was shared with other callers.
     public var wasShared: Bool { metrics.wasShared }
 }

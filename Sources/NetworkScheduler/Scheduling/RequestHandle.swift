@@ -283,7 +283,7 @@ struct CallResult: Sendable {
     /// since the machine reads none.
     var metrics: ResponseMetrics {
         var metrics = measured
-        metrics.statusCode = try? outcome.get().response.statusCode
+        metrics.statusCode = try? outcome.get().statusCode
         return metrics
     }
 }

@@ -57,8 +57,8 @@ extension RequestScheduler {
     static func cause(of outcome: Result<TransportResponse, ServiceError>) -> ServiceError {
         switch outcome {
         case .success(let payload):
-            .server(ServerErrorResponse(statusCode: payload.response.statusCode, body: payload.data,
-                                        headers: payload.response.lowercasedHeaders))
+            .server(ServerErrorResponse(statusCode: payload.statusCode, body: payload.data,
+                                        headers: payload.head.lowercasedHeaders))
         case .failure(let error):
             error
         }

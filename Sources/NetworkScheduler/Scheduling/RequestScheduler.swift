@@ -215,7 +215,7 @@ public final class RequestScheduler: Sendable {
             do throws(ServiceError) {
                 let model = try model(of: callResult, readingWith: request)
                 let payload = try callResult.outcome.get()
-                completion(.success(Reply(value: model, httpResponse: payload.response, metrics: callResult.metrics)))
+                completion(.success(Reply(value: model, head: payload.head, metrics: callResult.metrics)))
                 return .succeeded
             } catch {
                 completion(.failure(error))
@@ -412,7 +412,7 @@ public final class RequestScheduler: Sendable {
             record(.promoted(Self.eventCall(request, callers: effects.callers[call] ?? []), from: from, to: to))
         }
         for (request, outcome) in actions.kept {
-            record(.outcomeKept(Self.eventCall(request, callers: []), outcome.map(\.response.statusCode)))
+            record(.outcomeKept(Self.eventCall(request, callers: []), outcome.map(\.statusCode)))
         }
         if actions.healthChanges.count > 0 {
             let now = clock.uptimeNanoseconds

@@ -117,7 +117,7 @@ public struct RetryPolicy: Sendable, Equatable {
         }
         switch outcome {
         case .success(let payload):
-            let status = payload.response.statusCode
+            let status = payload.statusCode
             // Most answers are not worth another try: decide that first, it is the hot path.
             guard retryableStatusCodes.contains(status) || status == 409 else { return nil }
             let keyInUse = status == 409 && isKeyed
@@ -136,7 +136,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// more.
     private static func isFailure(_ outcome: Result<TransportResponse, ServiceError>) -> Bool {
         switch outcome {
-        case .success(let payload): payload.response.statusCode >= 400
+        case .success(let payload): payload.statusCode >= 400
         case .failure(.cancelled): false
         case .failure: true
         }
@@ -175,7 +175,7 @@ public struct RetryContext: Sendable {
     public let outcome: Result<TransportResponse, ServiceError>
 
     /// The response's status, if there was a response.
-    public var statusCode: Int? { try? outcome.get().response.statusCode }
+    public var statusCode: Int? { try? outcome.get().statusCode }
     /// The error, if there was no response.
     public var error: ServiceError? {
         if case .failure(let error) = outcome { return error }

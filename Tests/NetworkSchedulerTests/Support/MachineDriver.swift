@@ -263,7 +263,7 @@ struct MachineDriver {
         for (attempt, priority) in actions.reprioritized { taskPriorities[tasks[attempt]!] = priority }
         checkTaskPriorities()
         for (caller, result) in actions.deliveries {
-            record(caller, result.outcome.map(\.response.statusCode))
+            record(caller, result.outcome.map(\.statusCode))
         }
         for caller in actions.cancelled { record(caller, .failure(.cancelled)) }
         if let armTimer = actions.armTimer { armedFor = armTimer }

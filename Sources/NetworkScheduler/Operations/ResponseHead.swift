@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response's status and headers, as its transport read them.
+///
+/// A transport over URLSession hands over the `HTTPURLResponse` it already has; another
+/// transport hands over the status and the fields, and the Foundation type is built only if a
+/// caller asks for ``httpResponse``: on Linux making one costs more than the scheduler's own
+/// work for a request.
+public struct ResponseHead: Sendable {
+    /// The URL that answered: the last one, after redirects.
+    public let url: URL
+    /// The status code.
+    public let statusCode: Int
+    private let fields: Fields
+
+    private enum Fields: Sendable {
+        case foundation(HTTPURLResponse)
+        /// The header fields, a repeated name's values joined with ", ", and the HTTP version.
+        case plain([String: String], version: String)
+    }
+
+    /// The head of a response URLSession read.
+    ///
+    /// - Parameter response: the response.
+    public init(_ response: HTTPURLResponse) {
+        url = response.url ?? URL(fileURLWithPath: "/")
+        statusCode = response.statusCode
+        fields = .foundation(response)
+    }
+
+    /// The head of a response read by another transport.
+    ///
+    /// - Parameters:
+    ///   - url: the URL that answered.
+    ///   - statusCode: the status code.
+    ///   - headerFields: the header fields, a repeated name's values joined with ", ".
+    ///   - httpVersion: the version of HTTP, such as `"HTTP/1.1"`.
+    public init(url: URL, statusCode: Int, headerFields: [String: String], httpVersion: String = "HTTP/1.1") {
+        self.url = url
+        self.statusCode = statusCode
+        fields = .plain(headerFields, version: httpVersion)
+    }
+
+    /// The value of the header field `name`, whatever its case, or nil.
+    ///
+    /// - Parameter name: the field's name.
+    public func value(forHTTPHeaderField name: String) -> String? {
+        switch fields {
+        case .foundation(let response): response.value(forHTTPHeaderField: name)
+        case .plain(let headers, _): headers.first { HeaderFields.isSameName($0.key, name) }?.value
+        }
+    }
+
+    /// Every header field, by its name in lower case.
+    var lowercasedHeaders: [String: String] {
+        var headers: [String: String] = [:]
+        switch fields {
+        case .foundation(let response):
+            for case let (name as String, value as String) in response.allHeaderFields { headers[name.lowercased()] = value }
+        case .plain(let fields, _):
+            for (name, value) in fields { headers[name.lowercased()] = value }
+        }
+        return headers
+    }
+
+    /// The `charset` its `Content-Type` names, if any.
+    var textEncodingName: String? {
+        if case .foundation(let response) = fields { return response.textEncodingName }
+        let parameters = value(forHTTPHeaderField: "Content-Type")?.split(separator: ";").dropFirst() ?? []
+        for parameter in parameters {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset" else { continue }
+            return pair[1].trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "\"")))
+        }
+        return nil
+    }
+
+    /// The head as Foundation's type, built on each call when the transport gave none.
+    public var httpResponse: HTTPURLResponse {
+        switch fields {
+        case .foundation(let response):
+            return response
+        case .plain(let headers, let version):
+            // Nil only for a status outside 100…999, which no transport hands over.
+            return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: version, headerFields: headers)
+                ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: headers)!
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import NetworkScheduler
+import Testing
+
+@Suite struct ResponseHeadTests {
+    private let url = URL(string: "https://api.example.com/users/1")!
+
+    @Test func aPlainHeadFindsAFieldWhateverTheCaseOfItsName() {
+        let head = ResponseHead(url: url, statusCode: 429, headerFields: ["Retry-After": "7", "etag": "\"v1\""])
+        #expect(head.value(forHTTPHeaderField: "retry-after") == "7")
+        #expect(head.value(forHTTPHeaderField: "ETag") == "\"v1\"")
+        #expect(head.value(forHTTPHeaderField: "Content-Type") == nil)
+        #expect(head.lowercasedHeaders == ["retry-after": "7", "etag": "\"v1\""])
+    }
+
+    @Test(arguments: [
+        ("text/plain; charset=iso-8859-1", "iso-8859-1"),
+        ("text/plain;CHARSET=\"utf-16\"", "utf-16"),
+        ("text/plain; format=flowed; charset = utf-8", "utf-8"),
+        ("text/plain", nil),
+        ("text/plain; charset", nil),
+    ] as [(String, String?)])
+    func aPlainHeadReadsTheCharsetItsContentTypeNames(contentType: String, charset: String?) {
+        let head = ResponseHead(url: url, statusCode: 200, headerFields: ["Content-Type": contentType])
+        #expect(head.textEncodingName == charset)
+    }
+
+    @Test func aPlainHeadBuildsFoundationsResponseOnlyWhenAsked() {
+        let head = ResponseHead(url: url, statusCode: 201, headerFields: ["ETag": "v7"], httpVersion: "HTTP/2.0")
+        let response = head.httpResponse
+        #expect(response.statusCode == 201)
+        #expect(response.url == url)
+        #expect(response.value(forHTTPHeaderField: "etag") == "v7")
+    }
+
+    @Test func aURLSessionHeadKeepsTheResponseItCameWith() throws {
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 503, httpVersion: "HTTP/1.1",
+                                                    headerFields: ["Retry-After": "3", "Content-Type": "text/plain; charset=utf-8"]))
+        let head = ResponseHead(response)
+        #expect(head.httpResponse === response)
+        #expect(head.statusCode == 503)
+        #expect(head.url == url)
+        #expect(head.value(forHTTPHeaderField: "retry-after") == "3")
+        #expect(head.textEncodingName == "utf-8")
+        #expect(head.lowercasedHeaders["retry-after"] == "3")
+    }
+}
