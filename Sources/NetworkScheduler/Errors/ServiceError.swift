@@ -88,9 +88,6 @@ public struct UnderlyingError: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 extension ServiceError {
-    /// Whether this is a cancellation of the caller itself.
-    public var isCancellation: Bool { self == .cancelled }
-
     /// The HTTP status of a server error, if this is one.
     public var statusCode: Int? {
         serverResponse?.statusCode

@@ -21,7 +21,8 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     // Safety: the mutable state, `task`, `adaptation` and `priority`, is read and written only
     // inside `withStateLock`.
 
-    /// When the call was made, started and answered, for queue-wait and wire-time figures.
+    /// When the call was made, started and answered, for its wire time. (A scheduler's queue
+    /// waits are on its own clock: ``ResponseMetrics/queuedDuration``.)
     public struct Timing: Sendable {
         /// Uptime (`DispatchTime` nanoseconds) when the operation was created.
         public let created: UInt64
@@ -30,8 +31,6 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         /// Uptime when its outcome was known.
         public let completed: UInt64
 
-        /// Seconds spent waiting in the queue.
-        public var queueDuration: TimeInterval { seconds(from: created, to: started ?? completed) }
         /// Seconds between starting the task and its outcome.
         public var networkDuration: TimeInterval { started.map { seconds(from: $0, to: completed) } ?? 0 }
     }
