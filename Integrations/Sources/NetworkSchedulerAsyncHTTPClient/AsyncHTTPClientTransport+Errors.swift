@@ -22,7 +22,7 @@ extension AsyncHTTPClientTransport {
             return URLError(.cancelled)
         case let error as HTTPClientError:
             return URLError(code(of: error), userInfo: [NSLocalizedDescriptionKey: error.description])
-        case NIOHTTPDecompression.DecompressionError.limit:
+        case is ResponseAccumulator.ResponseTooBigError, NIOHTTPDecompression.DecompressionError.limit:
             return ServiceError.responseTooLarge(limit: limit)
         case is NIOHTTPDecompression.DecompressionError:
             return URLError(.cannotDecodeContentData)

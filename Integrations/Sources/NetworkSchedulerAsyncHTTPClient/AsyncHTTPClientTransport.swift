@@ -22,7 +22,8 @@ import NIOHTTP1
 ///   ``ServiceError/badServerResponse(_:)``, and one to another origin drops the credentials and
 ///   the client's headers.
 /// - **Size**: compressed bodies are inflated with a limit, and the body is read under the
-///   request's size limit with backpressure, so a gzip bomb costs about the limit in memory.
+///   request's size limit (a `Content-Length` past it fails at once, a body that grows past it
+///   as soon as it does), so a gzip bomb costs about the limit in memory.
 ///
 /// ## Lifecycle
 /// A transport made with ``init(maximumConnectionsPerHost:maximumInflatedSize:)`` owns its
@@ -31,8 +32,9 @@ import NIOHTTP1
 /// leaves that client to you: shut it down after the last scheduler using it is done.
 ///
 /// ## Threading
-/// Requests run on the client's event loops; completions arrive on them, and the scheduler
-/// hands results to callers on their callback queues. The transport is `Sendable` and holds
+/// Requests run on the client's event loops, as the client's own tasks (no Swift task per
+/// request); completions arrive on them, and the scheduler hands results to callers on their
+/// callback queues. The transport is `Sendable` and holds
 /// no state of its own: one transport may serve many schedulers.
 ///
 /// ```swift
@@ -104,69 +106,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         policy: TransportPolicy,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        let task = Task {
-            do {
-                completion(.success(try await send(request, policy: policy)))
-            } catch {
-                completion(.failure(Self.mapped(error, limit: policy.maximumResponseSize)))
-            }
-        }
-        return CancellableTask(task: task)
-    }
-
-    /// Sends `request`, following redirects as `policy` says, and reads the final body.
-    private func send(_ request: URLRequest, policy: TransportPolicy) async throws -> TransportResponse {
-        var current = request
         // The whole exchange, redirects included, as the scheduler's own attempt deadline.
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 3_600
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout * 1_000_000_000))
-        for _ in 0...Self.maximumRedirects {
-            guard let url = current.url else { throw URLError(.badURL) }
-            let response = try await client.execute(Self.clientRequest(current), deadline: deadline)
-            if let next = try Redirect.next(after: response, of: current, policy: policy) {
-                current = next
-                continue
-            }
-            let body = try await Self.read(response.body, limit: policy.maximumResponseSize)
-            var headers: [String: String] = [:]
-            for (name, value) in response.headers {
-                headers[name] = headers[name].map { "\($0), \(value)" } ?? value
-            }
-            let version = "HTTP/\(response.version.major).\(response.version.minor)"
-            let head = ResponseHead(url: url, statusCode: Int(response.status.code), headerFields: headers, httpVersion: version)
-            return TransportResponse(data: body, head: head)
-        }
-        throw URLError(.httpTooManyRedirects)
-    }
-
-    /// The body, chunk by chunk, until it passes `limit`.
-    private static func read(_ body: HTTPClientResponse.Body, limit: Int) async throws -> Data {
-        var data = Data()
-        for try await chunk in body {
-            guard data.count + chunk.readableBytes <= limit else { throw ServiceError.responseTooLarge(limit: limit) }
-            data.append(contentsOf: chunk.readableBytesView)
-        }
-        return data
-    }
-
-    private static func clientRequest(_ request: URLRequest) -> HTTPClientRequest {
-        var clientRequest = HTTPClientRequest(url: request.url?.absoluteString ?? "")
-        clientRequest.method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            clientRequest.headers.add(name: name, value: value)
-        }
-        if let body = request.httpBody {
-            clientRequest.body = .bytes(ByteBuffer(bytes: body))
-        }
-        return clientRequest
-    }
-}
-
-/// A task that cancellation of its Swift task stops.
-private struct CancellableTask: TransportTask {
-    let task: Task<Void, Never>
-
-    func cancel() {
-        task.cancel()
+        let exchange = Exchange(client: client, policy: policy, deadline: .now() + .nanoseconds(Int64(timeout * 1_000_000_000)),
+                                completion: completion)
+        exchange.send(request, redirectsLeft: Self.maximumRedirects)
+        return exchange
     }
 }
