@@ -78,4 +78,17 @@ import Testing
         #expect(harness.isIdle)
         #expect(outcomes.log.count == 2 && outcomes.log.elements.allSatisfy { $0.result.failure == .cancelled })
     }
+
+    @Test func aDrainedSchedulerCountsNoOperationInItsQueues() async {
+        // The census right after the drain: a drain that resumed from a barrier block of the
+        // queue would count that block as the queue's one operation.
+        let harness = Harness { _ in .json(userJSON) }
+        var counted: [Int] = []
+        for index in 0..<200 {
+            _ = try? await harness.api.value(for: Resource<User>(path: "users/\(index)"))
+            await harness.scheduler.queuesDrained()
+            counted.append(harness.scheduler.census.queuedOperations)
+        }
+        #expect(counted.allSatisfy { $0 == 0 }, "operations counted after a drain: \(counted.filter { $0 != 0 })")
+    }
 }

@@ -40,7 +40,8 @@ import Testing
                                       headers: ["Cookie": "session=secret-cookie"])
 
         _ = try await api.value(for: resource)
-        #expect(await report().isClean)
+        let audit = await report()
+        #expect(audit.isClean, "\(audit)")
 
         let entries = handler.entries
         #expect(entries.map(\.message.description).contains { $0.hasPrefix("enqueued #") })
@@ -60,7 +61,8 @@ import Testing
         let error = await #expect(throws: ServiceError.self) { try await api.value(for: Resource<Data>(path: "items")) }
         #expect(error?.statusCode == 503)
 
-        #expect(await report().isClean)
+        let audit = await report()
+        #expect(audit.isClean, "\(audit)")
         let entries = handler.entries
         #expect(entries.allSatisfy { $0.level >= .info })
         let failure = try #require(entries.first { $0.message.description.hasPrefix("failed") })

@@ -34,7 +34,8 @@ import Testing
         #expect(transport.release(path: "/v1/me", with: .json("{}")))
 
         #expect(await done.wait(for: 3, timeout: 10).count == 3)
-        #expect(await report().isClean)
+        let audit = await report()
+        #expect(audit.isClean, "\(audit)")
         #expect(metrics.counterTotal(label: "network_scheduler_requests_total", dimensions: [("outcome", "succeeded")]) == 3)
         #expect(metrics.counterTotal(label: "network_scheduler_network_calls_total") == 1)
         #expect(metrics.counterTotal(label: "network_scheduler_deduplicated_total") == 2)
@@ -49,7 +50,8 @@ import Testing
         let error = await #expect(throws: ServiceError.self) { try await api.value(for: Resource<Data>(path: "items")) }
 
         #expect(error?.statusCode == 503)
-        #expect(await report().isClean)
+        let audit = await report()
+        #expect(audit.isClean, "\(audit)")
         #expect(metrics.counterTotal(label: "network_scheduler_requests_total",
                                      dimensions: [("outcome", "failed"), ("error", "server")]) == 1)
         #expect(metrics.counterTotal(label: "network_scheduler_host_pauses_total",
@@ -66,7 +68,8 @@ import Testing
             _ = try? await api.value(for: Resource<Data>(path: "users/\(user)", query: [URLQueryItem(name: "token", value: "secret")]))
         }
 
-        #expect(await report().isClean)
+        let audit = await report()
+        #expect(audit.isClean, "\(audit)")
         let dimensions = (metrics.counters.map(\.dimensions) + metrics.timers.map(\.dimensions)).flatMap { $0 }
         #expect(!dimensions.isEmpty)
         #expect(dimensions.allSatisfy { !$0.1.contains("users") && !$0.1.contains("secret") && !$0.1.contains("#") })

@@ -9,8 +9,8 @@ extension RequestScheduler {
         public let networkCalls: Int
         /// Deduplication keys of calls in flight.
         public let registeredKeys: Int
-        /// Operations still in the scheduler's queues, cancelled ones included until the queue
-        /// lets them go.
+        /// Attempts' operations the scheduler holds: from their attempt's start until they
+        /// report their end (a cancelled one when its queue starts it and it stops at once).
         public let queuedOperations: Int
 
         /// A census with the given counts; `Census()` is an idle scheduler's.
@@ -33,16 +33,16 @@ extension RequestScheduler {
         state.withLock { state in
             let counts = state.machine.census
             return Census(callers: counts.callers, networkCalls: counts.calls, registeredKeys: counts.registered,
-                          queuedOperations: attempts.operationCount)
+                          queuedOperations: state.operations.count)
         }
     }
 }
 
 extension RequestScheduler {
     /// Waits until every operation now in the scheduler's queues has finished and been let go,
-    /// cancelled ones included: for a graceful shutdown, or a leak check. While a
-    /// ``ConnectivityMonitor`` reports the device offline, the queues are suspended and this
-    /// waits for the network to return.
+    /// cancelled ones included: for a graceful shutdown, or a leak check (its ``census`` then
+    /// counts none of them). While a ``ConnectivityMonitor`` reports the device offline, the
+    /// queues are suspended and this waits for the network to return.
     public func queuesDrained() async {
         await withCheckedContinuation { continuation in
             attempts.addBarrierBlock { continuation.resume() }
