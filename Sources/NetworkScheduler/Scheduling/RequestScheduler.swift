@@ -306,7 +306,13 @@ public final class RequestScheduler: Sendable {
         }
         let idempotencyKey = request.header("idempotency-key")
         let now = clock.uptimeNanoseconds
-        let attachment = feed { machine in
+        feed(announcing: { (attachment: Machine.Attachment) in
+            switch attachment {
+            case .gone: break
+            case .joined: self.record(.joined(handle.eventCaller))
+            case .created: self.record(.enqueued(handle.eventCaller))
+            }
+        }) { machine in
             if let id = handle.callerID {
                 return machine.attach(id, request: request, submission: handle.submission, key: key,
                                       idempotencyKey: idempotencyKey, now: now)
@@ -321,14 +327,6 @@ public final class RequestScheduler: Sendable {
                                                            now: now)
             handle.callerID = id
             return (attachment, actions)
-        }
-        switch attachment {
-        case .gone:
-            break
-        case .joined:
-            record(.joined(handle.eventCaller))
-        case .created:
-            record(.enqueued(handle.eventCaller))
         }
     }
 
@@ -358,7 +356,11 @@ public final class RequestScheduler: Sendable {
     /// makes and runs the new attempts' operations, delivers, tells the monitors. `ending` is
     /// the attempt whose operation reported the event, which the scheduler forgets.
     @discardableResult
-    func feed<Result>(ending attempt: AttemptID? = nil, _ event: (inout Machine) -> (Result, Machine.Actions)) -> Result {
+    func feed<Result>(
+        ending attempt: AttemptID? = nil,
+        announcing announce: ((Result) -> Void)? = nil,
+        _ event: (inout Machine) -> (Result, Machine.Actions)
+    ) -> Result {
         let isMonitored = !configuration.eventMonitors.isEmpty
         let (result, actions, effects) = state.withLock { core in
             if let attempt { core.operations.ended(attempt) }
@@ -383,6 +385,8 @@ public final class RequestScheduler: Sendable {
             }
             return (result, actions, effects)
         }
+        // What the event itself was, told before what it sets off (an attempt it starts).
+        announce?(result)
         perform(actions, effects)
         return result
     }
