@@ -39,11 +39,23 @@ extension RequestScheduler {
 }
 
 extension RequestScheduler {
-    /// Waits until every operation now in the scheduler's queues has finished and been let go,
+    /// Waits until no attempt has an operation, and the queues have let every one go,
     /// cancelled ones included: for a graceful shutdown, or a leak check (its ``census`` then
-    /// counts none of them). While a ``ConnectivityMonitor`` reports the device offline, the
-    /// queues are suspended and this waits for the network to return.
+    /// counts no operation). Attempts started meanwhile are waited for too. While a
+    /// ``ConnectivityMonitor`` reports the device offline, the queues are suspended and this
+    /// waits for the network to return.
     public func queuesDrained() async {
+        // The scheduler's own count, not the queue's: an attempt's operation is made outside
+        // the lock and joins the queue a moment after its attempt started.
+        await withCheckedContinuation { continuation in
+            let isIdle = state.withLock { core in
+                guard core.operations.count > 0 else { return true }
+                core.drainWaiters.append(continuation)
+                return false
+            }
+            if isIdle { continuation.resume() }
+        }
+        // Operations that reported their end are still finishing in the queue.
         await withCheckedContinuation { continuation in
             attempts.addBarrierBlock { continuation.resume() }
         }

@@ -340,6 +340,16 @@ public final class RequestScheduler: Sendable {
     struct Core: Sendable {
         var machine: Machine
         var operations = AttemptOperations()
+        /// Callers of ``RequestScheduler/queuesDrained()`` waiting for the last attempt's
+        /// operation to report its end.
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// The drain waiters to resume, once no attempt has an operation.
+        mutating func idleDrainWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard !drainWaiters.isEmpty, operations.count == 0 else { return [] }
+            defer { drainWaiters = [] }
+            return drainWaiters
+        }
     }
 
     /// What an event leaves the scheduler to do with operations, found under the lock.
@@ -362,7 +372,7 @@ public final class RequestScheduler: Sendable {
         _ event: (inout Machine) -> (Result, Machine.Actions)
     ) -> Result {
         let isMonitored = !configuration.eventMonitors.isEmpty
-        let (result, actions, effects) = state.withLock { core in
+        let (result, actions, effects, drained) = state.withLock { core in
             if let attempt { core.operations.ended(attempt) }
             let (result, actions) = event(&core.machine)
             var effects = OperationEffects()
@@ -383,8 +393,9 @@ public final class RequestScheduler: Sendable {
                 for retry in actions.retries { effects.callers[retry.call] = core.machine.callerIDs(of: retry.call) }
                 for promotion in actions.promotions { effects.callers[promotion.0] = core.machine.callerIDs(of: promotion.0) }
             }
-            return (result, actions, effects)
+            return (result, actions, effects, core.idleDrainWaiters())
         }
+        for waiter in drained { waiter.resume() }
         // What the event itself was, told before what it sets off (an attempt it starts).
         announce?(result)
         perform(actions, effects)
@@ -432,11 +443,12 @@ public final class RequestScheduler: Sendable {
     private func run(_ starts: SmallBatch<Machine.AttemptStart>, callers: [CallID: [RequestHandle.ID]]) {
         var made = SmallBatch<(AttemptID, DataTaskOperation)>()
         for start in starts { made.append((start.id, makeOperation(start, callers: callers[start.id.call] ?? []))) }
-        let fates = state.withLock { core in
+        let (fates, drained) = state.withLock { core in
             var fates = SmallBatch<(isCancelled: Bool, newPriority: RequestPriority?)>()
             for (attempt, operation) in made { fates.append(core.operations.store(operation, for: attempt)) }
-            return fates
+            return (fates, core.idleDrainWaiters())
         }
+        for waiter in drained { waiter.resume() }
         for ((_, operation), fate) in zip(made, fates) {
             if fate.isCancelled { operation.cancel() }
             if let priority = fate.newPriority { operation.reprioritize(to: priority) }
