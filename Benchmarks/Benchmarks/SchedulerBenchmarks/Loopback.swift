@@ -59,9 +59,9 @@ struct Loopback: Sendable {
     }
 
     /// Who answers: the Sample's server, or nginx.
-    enum Server: String {
-        case socialServer = "the SocialServer"
-        case nginx = "nginx"
+    enum Server {
+        case socialServer
+        case nginx
     }
 
     let server: any LoopbackServer

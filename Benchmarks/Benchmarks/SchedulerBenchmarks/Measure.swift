@@ -12,7 +12,7 @@ func processCPUNanoseconds() -> UInt64 {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
-/// Allocations made so far while counting is on (`Allocations.counting`), 0 without the
+/// Allocations made so far while counting is on (`countingAllocations`), 0 without the
 /// benchmark's malloc interposer.
 func allocationCount() -> Int {
     #if canImport(MallocInterposerSwift)

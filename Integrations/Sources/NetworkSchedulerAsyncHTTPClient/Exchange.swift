@@ -39,8 +39,9 @@ extension AsyncHTTPClientTransport {
         /// Sends `request`; follows its answer if it is a redirect the policy takes.
         func send(_ request: URLRequest, redirectsLeft: Int) {
             let clientRequest: HTTPClient.Request
+            guard let url = request.url else { return fail(URLError(.badURL)) }
             do {
-                clientRequest = try Self.clientRequest(request)
+                clientRequest = try Self.clientRequest(request, to: url)
             } catch {
                 return fail(error)
             }
@@ -61,7 +62,6 @@ extension AsyncHTTPClientTransport {
                         guard redirectsLeft > 0 else { throw URLError(.httpTooManyRedirects) }
                         return send(next, redirectsLeft: redirectsLeft - 1)
                     }
-                    guard let url = request.url else { throw URLError(.badURL) }
                     completion(.success(Self.transportResponse(response, from: url)))
                 } catch {
                     fail(error)
@@ -82,8 +82,7 @@ extension AsyncHTTPClientTransport {
             completion(.failure(AsyncHTTPClientTransport.mapped(error, limit: policy.maximumResponseSize)))
         }
 
-        private static func clientRequest(_ request: URLRequest) throws -> HTTPClient.Request {
-            guard let url = request.url else { throw URLError(.badURL) }
+        private static func clientRequest(_ request: URLRequest, to url: URL) throws -> HTTPClient.Request {
             var headers = HTTPHeaders()
             for (name, value) in request.allHTTPHeaderFields ?? [:] {
                 headers.add(name: name, value: value)

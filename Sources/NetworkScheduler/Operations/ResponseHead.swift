@@ -84,7 +84,8 @@ public struct ResponseHead: Sendable {
         case .foundation(let response):
             return response
         case .plain(let headers, let version):
-            // Nil only for a status outside 100…999, which no transport hands over.
+            // FoundationNetworking makes one for any status (0, 5,000 and -1 tried); should
+            // another Foundation refuse one, the caller still gets a response, as a 500.
             return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: version, headerFields: headers)
                 ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: headers)!
         }

@@ -309,8 +309,8 @@ public final class RequestScheduler: Sendable {
         feed(announcing: { (attachment: Machine.Attachment) in
             switch attachment {
             case .gone: break
-            case .joined: self.record(.joined(handle.eventCaller))
-            case .created: self.record(.enqueued(handle.eventCaller))
+            case .joined: record(.joined(handle.eventCaller))
+            case .created: record(.enqueued(handle.eventCaller))
             }
         }) { machine in
             if let id = handle.callerID {
@@ -368,7 +368,7 @@ public final class RequestScheduler: Sendable {
     @discardableResult
     func feed<Result>(
         ending attempt: AttemptID? = nil,
-        announcing announce: ((Result) -> Void)? = nil,
+        announcing announce: (Result) -> Void = { _ in },
         _ event: (inout Machine) -> (Result, Machine.Actions)
     ) -> Result {
         let isMonitored = !configuration.eventMonitors.isEmpty
@@ -397,7 +397,7 @@ public final class RequestScheduler: Sendable {
         }
         for waiter in drained { waiter.resume() }
         // What the event itself was, told before what it sets off (an attempt it starts).
-        announce?(result)
+        announce(result)
         perform(actions, effects)
         return result
     }
