@@ -59,12 +59,12 @@ public final class StubTransport: HTTPTransport {
     ///
     /// - Parameters:
     ///   - maximumConnectionsPerHost: the scheduler's budget per host.
-    ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on: give the scheduler's
-    ///     virtual clock to make latency virtual too.
+    ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on, the system's by default:
+    ///     give the scheduler's virtual clock to make latency virtual too.
     ///   - reply: what to do with each request, called as it arrives.
     public convenience init(
         maximumConnectionsPerHost: Int = 6,
-        clock: any SchedulerClock = .system,
+        clock: (any SchedulerClock)? = nil,
         reply: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .json("{}") }
     ) {
         self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, clock: clock, script: [:], otherwise: reply)
@@ -76,17 +76,17 @@ public final class StubTransport: HTTPTransport {
     ///
     /// - Parameters:
     ///   - maximumConnectionsPerHost: the scheduler's budget per host.
-    ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on.
+    ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on, the system's by default.
     ///   - script: by `"METHOD /path"`, the answers in order; the last one repeats.
     ///   - otherwise: what to do with a request on no scripted route.
     public init(
         maximumConnectionsPerHost: Int = 6,
-        clock: any SchedulerClock = .system,
+        clock: (any SchedulerClock)? = nil,
         script: [String: [StubResponse]],
         otherwise: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .status(404) }
     ) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
-        self.clock = clock
+        self.clock = clock ?? .system
         self.otherwise = otherwise
         state = Locked(State(script: script.filter { !$0.value.isEmpty }))
     }

@@ -10,7 +10,6 @@ import Testing
 /// What an app developer reaches for: async tasks as dependencies, main-actor delivery, raw
 /// bodies, a request adapter, a retry decision of their own.
 /// Marks the main queue, to tell that a completion ran there.
-private let mainQueueMarker = DispatchSpecificKey<String>()
 
 @Suite struct AppDeveloperAPITests {
     private struct Session: Decodable, Sendable {
@@ -28,92 +27,97 @@ private let mainQueueMarker = DispatchSpecificKey<String>()
         return APIClient(baseURL: URL(string: "https://app.test/v1")!, scheduler: scheduler, bearerToken: { tokens.token })
     }
 
-    // MARK: - Tasks
+    // MARK: - Dependencies from async code
 
-    @Test func anAwaitedTaskIsADependencyThatOthersWaitFor() async throws {
+    @Test func anAsyncCallerWaitsForAHandleItDependsOn() async throws {
         let transport = StubTransport(script: ["POST /v1/login": [.hold], "GET /v1/me": [.json(userJSON)]])
         let api = Self.client(transport)
+        let sessions = EventLog<Result<Session, ServiceError>>()
 
-        let login = api.task(for: Resource<Session>(.post, path: "login"), priority: .critical)
-        let profile = api.task(for: Resource<User>(path: "me"), after: [login])
+        let login = api.send(Resource<Session>(.post, path: "login"), priority: .critical) { sessions.append($0) }
+        async let profile = api.value(for: Resource<User>(path: "me"), after: [login])
         await transport.arrivals.wait(for: 1)
         #expect(transport.arrivals.elements.map(\.route) == ["POST /v1/login"])
         transport.release(path: "/v1/login", with: .json(#"{"token": "abc"}"#))
 
-        #expect(try await login.value.token == "abc")
-        #expect(try await profile.value.name == "Ada")
-        #expect(try await profile.reply.httpResponse.statusCode == 200)
+        #expect(try await sessions.wait(for: 1).first?.get().token == "abc")
+        #expect(try await profile.name == "Ada")
         #expect(transport.arrivals.elements.map(\.route) == ["POST /v1/login", "GET /v1/me"])
     }
 
-    @Test func aDependentOfAFailedTaskEndsWithItsCauseUnsent() async {
+    @Test func anAsyncDependentOfAFailedRequestThrowsItsCauseUnsent() async {
         let transport = StubTransport(script: ["POST /v1/login": [.status(403)]])
         let api = Self.client(transport)
 
-        let login = api.task(for: Resource<Session>(.post, path: "login"))
-        let profile = api.task(for: Resource<User>(path: "me"), after: [login])
+        let login = api.send(Resource<Session>(.post, path: "login")) { _ in }
 
-        await #expect(throws: ServiceError.dependencyFailed(cause: .server(ServerErrorResponse(statusCode: 403, body: Data())),
-                                                           dependency: login.handle.id)) {
-            try await profile.value
+        await #expect(throws: ServiceError.dependencyFailed(cause: .server(ServiceError.ServerResponse(statusCode: 403, body: Data())),
+                                                           dependency: login.id)) {
+            try await api.value(for: Resource<User>(path: "me"), after: [login])
         }
         #expect(transport.count("GET /v1/me") == 0)
-    }
-
-    @Test func aCancelledTaskThrowsCancelledToEveryoneAwaitingIt() async {
-        let transport = StubTransport { _ in .hold }
-        let api = Self.client(transport)
-        let task = api.task(for: Resource<User>(path: "me"))
-        await transport.arrivals.wait(for: 1)
-
-        task.cancel()
-
-        await #expect(throws: ServiceError.cancelled) { try await task.value }
-        await #expect(throws: ServiceError.cancelled) { try await task.value }
     }
 
     // MARK: - The main actor
 
     @MainActor private final class ProfileModel {
         var name: String?
-        let updated = EventLog<String>()
 
-        func load(_ api: APIClient, after login: RequestHandle? = nil) {
-            api.sendOnMainActor(Resource<User>(path: "me"), after: login.map { [$0] } ?? []) { [weak self] result in
-                // Compiles only because the completion is isolated to the main actor.
-                self?.name = (try? result.get())?.name
-                self?.updated.append(DispatchQueue.getSpecific(key: mainQueueMarker) ?? "elsewhere")
-            }
+        func load(_ api: APIClient) async {
+            // Compiles because `value(for:)` is nonisolated and its model is Sendable: the
+            // assignment runs back on the main actor.
+            name = try? await api.value(for: Resource<User>(path: "me")).name
         }
     }
 
-    @MainActor @Test func aMainActorModelUpdatesItselfFromItsCompletion() async {
-        DispatchQueue.main.setSpecific(key: mainQueueMarker, value: "main")
+    @MainActor @Test func aMainActorModelUpdatesItselfAfterAwaitingItsModel() async {
         let transport = StubTransport { _ in .json(userJSON) }
         let model = ProfileModel()
 
-        model.load(Self.client(transport))
+        await model.load(Self.client(transport))
 
-        let threads = await model.updated.wait(for: 1)
-        #expect(threads == ["main"])
         #expect(model.name == "Ada")
     }
 
-    @MainActor @Test func aDependentOfAMainActorCallerStartsOnceItsCompletionRan() async {
-        let tokens = TokenStore()
-        let transport = StubTransport { request in
-            request.url?.path == "/v1/login" ? .json(#"{"token": "abc"}"#) : .json(userJSON)
-        }
-        let api = Self.client(transport, tokens: tokens)
-        let model = ProfileModel()
+    // MARK: - A URLRequest of one's own
 
-        let login = api.sendOnMainActor(Resource<Session>(.post, path: "login")) { result in
-            tokens.token = try? result.get().token
-        }
-        model.load(api, after: login)
+    @Test func aURLRequestIsSentAsItIsWithTheClientsTokenOnlyOnItsOrigin() async throws {
+        let harness = Harness { _ in .json(userJSON) }
+        harness.tokens.token = "secret"
+        var own = URLRequest(url: URL(string: "https://api.test/v1/users")!, timeoutInterval: 12)
+        own.httpMethod = "PUT"
+        own.httpBody = Data(#"{"name":"Ada"}"#.utf8)
+        own.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        own.setValue("7", forHTTPHeaderField: "X-Revision")
+        let elsewhere = URLRequest(url: URL(string: "https://cdn.test/avatar.png")!)
 
-        await model.updated.wait(for: 1)
-        #expect(transport.arrivals.elements.last?.request.value(forHTTPHeaderField: "Authorization") == "Bearer abc")
+        _ = try await harness.api.value(for: Resource<User>(own, decoding: .json()))
+        _ = try await harness.api.value(for: Resource(elsewhere, decoding: .data))
+
+        let (first, second) = (harness.transport.arrivals.elements[0].request, harness.transport.arrivals.elements[1].request)
+        #expect(first.httpMethod == "PUT")
+        #expect(first.url?.absoluteString == "https://api.test/v1/users")
+        #expect(first.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(first.value(forHTTPHeaderField: "X-Revision") == "7")
+        #expect(first.value(forHTTPHeaderField: "Authorization") == "Bearer secret")
+        #expect(first.timeoutInterval == 12)
+        #expect(second.url?.absoluteString == "https://cdn.test/avatar.png")
+        #expect(second.value(forHTTPHeaderField: "Authorization") == nil)
+    }
+
+    @Test func aURLRequestWithABodyStreamEndsItsCallerUnsent() async {
+        let harness = Harness()
+        var streamed = URLRequest(url: URL(string: "https://api.test/v1/upload")!)
+        streamed.httpMethod = "POST"
+        streamed.httpBodyStream = InputStream(data: Data("abc".utf8))
+
+        await #expect {
+            try await harness.api.value(for: Resource(streamed, decoding: .data))
+        } throws: { error in
+            guard case .invalidRequest(let reason) = error as? ServiceError else { return false }
+            return reason.contains("httpBodyStream")
+        }
+        #expect(harness.transport.arrivals.count == 0)
     }
 
     // MARK: - Raw bodies
@@ -182,7 +186,7 @@ private let mainQueueMarker = DispatchSpecificKey<String>()
             reason: "the value of the header X-Trace has a control character, such as a line break")) {
             try await injecting.value(for: Resource<User>(path: "me"))
         }
-        await #expect(throws: ServiceError.underlying(UnderlyingError(Failure()))) {
+        await #expect(throws: ServiceError.underlying(ServiceError.UnderlyingError(Failure()))) {
             try await throwing.value(for: Resource<User>(path: "me"))
         }
         #expect(transport.arrivals.count == 0)
@@ -207,7 +211,7 @@ private let mainQueueMarker = DispatchSpecificKey<String>()
         let api = Self.client(transport, retryPolicy: policy)
 
         #expect(try await api.value(for: Resource<User>(path: "locked")).name == "Ada")
-        await #expect(throws: ServiceError.server(ServerErrorResponse(statusCode: 503, body: Data()))) {
+        await #expect(throws: ServiceError.server(ServiceError.ServerResponse(statusCode: 503, body: Data()))) {
             try await api.value(for: Resource<User>(path: "broken"))
         }
         #expect(asked.elements == ["GET 423 #1", "GET 503 #1"])
@@ -217,19 +221,15 @@ private let mainQueueMarker = DispatchSpecificKey<String>()
 
     // MARK: - Replies from a client
 
-    @Test func aClientSendsForAReply() async {
+    @Test func aClientSendsForAReply() async throws {
         let transport = StubTransport { _ in .respond(status: 201, body: Data(userJSON.utf8), headers: ["ETag": "v7"]) }
         let api = Self.client(transport)
-        let replies = EventLog<Reply<User>>()
 
-        api.sendForReply(Resource<User>(.post, path: "users")) { result in
-            if let reply = try? result.get() { replies.append(reply) }
-        }
+        let reply = try await api.reply(for: Resource<User>(.post, path: "users"))
 
-        let reply = await replies.wait(for: 1).first
-        #expect(reply?.value.name == "Ada")
-        #expect(reply?.httpResponse.statusCode == 201)
-        #expect(reply?.httpResponse.value(forHTTPHeaderField: "ETag") == "v7")
+        #expect(reply.value.name == "Ada")
+        #expect(reply.httpResponse.statusCode == 201)
+        #expect(reply.httpResponse.value(forHTTPHeaderField: "ETag") == "v7")
     }
 
     // MARK: - Events

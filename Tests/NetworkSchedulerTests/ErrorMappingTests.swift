@@ -54,7 +54,7 @@ import NetworkSchedulerTesting
 
     @Test func aNonURLErrorIsKeptAsItWasThrown() {
         struct Odd: Error {}
-        #expect(ServiceError(Odd()) == .underlying(UnderlyingError(Odd())))
+        #expect(ServiceError(Odd()) == .underlying(ServiceError.UnderlyingError(Odd())))
     }
 
     @Test(arguments: ["Received HTTP/0.9 when not allowed", "Weird server reply"])
@@ -65,7 +65,7 @@ import NetworkSchedulerTesting
     }
 
     @Test func anErrorPrintsNoHeaderValueBodyOrURL() {
-        let response = ServerErrorResponse(statusCode: 500, message: "boom", body: Data(#"{"token": "body-secret"}"#.utf8),
+        let response = ServiceError.ServerResponse(statusCode: 500, message: "boom", body: Data(#"{"token": "body-secret"}"#.utf8),
                                            headers: ["set-cookie": "session=cookie-secret", "x-trace": "trace-secret"])
         let lost = URLError(.networkConnectionLost, userInfo: [NSURLErrorFailingURLErrorKey: URL(string: "https://h/p?key=url-secret")!])
         let errors: [ServiceError] = [
@@ -230,21 +230,21 @@ import NetworkSchedulerTesting
     @Test func everyErrorHasADescriptionAPersonCanRead() {
         let errors: [ServiceError] = [
             .noConnection(URLError(.notConnectedToInternet)), .timedOut, .cancelled,
-            .server(ServerErrorResponse(statusCode: 500)), .server(ServerErrorResponse(statusCode: 404, message: "no such user")),
-            .undecodable(DecodingFailure(modelType: "User", codingPath: "email", reason: "missing key", bodyPrefix: "{}")),
+            .server(ServiceError.ServerResponse(statusCode: 500)), .server(ServiceError.ServerResponse(statusCode: 404, message: "no such user")),
+            .undecodable(ServiceError.DecodingFailure(modelType: "User", codingPath: "email", reason: "missing key", bodyPrefix: "{}")),
             .invalidRequest(reason: "the body cannot be encoded"), .dependencyFailed(cause: .timedOut, dependency: RequestHandle.ID(value: 1)),
-            .idempotencyKeyInUse(ServerErrorResponse(statusCode: 409)), .idempotencyKeyMismatch(ServerErrorResponse(statusCode: 422)),
-            .authenticationFailed(cause: .server(ServerErrorResponse(statusCode: 401))),
+            .idempotencyKeyInUse(ServiceError.ServerResponse(statusCode: 409)), .idempotencyKeyMismatch(ServiceError.ServerResponse(statusCode: 422)),
+            .authenticationFailed(cause: .server(ServiceError.ServerResponse(statusCode: 401))),
             .transport(URLError(.badServerResponse)), .cannotConnect(URLError(.cannotConnectToHost)),
             .connectionLost(URLError(.networkConnectionLost)), .secureConnectionFailed(URLError(.secureConnectionFailed)),
             .badServerResponse(URLError(.badServerResponse)), .responseTooLarge(limit: 1_000),
-            .underlying(UnderlyingError(CocoaError(.fileNoSuchFile))),
+            .underlying(ServiceError.UnderlyingError(CocoaError(.fileNoSuchFile))),
         ]
         for error in errors {
             let text = error.localizedDescription
             #expect(text.count > 15 && !text.contains("NetworkScheduler.ServiceError"), "\(error): \(text)")
         }
-        #expect(ServiceError.server(ServerErrorResponse(statusCode: 500)).localizedDescription.contains("500"))
+        #expect(ServiceError.server(ServiceError.ServerResponse(statusCode: 500)).localizedDescription.contains("500"))
     }
 
     private func failure<Model>(for reply: StubResponse, resource: Resource<Model>) async -> ServiceError? {

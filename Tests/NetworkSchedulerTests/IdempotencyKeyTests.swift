@@ -45,7 +45,7 @@ import NetworkSchedulerTesting
     @Test func aConflictOnAKeyedRequestMeansTheOriginalIsInProgress() async {
         let harness = Harness { _ in .json(#"{"message": "in progress"}"#, status: 409) }
         let create = Resource<User>(.post, path: "posts", body: .json(NewPost(text: "x"))).withIdempotencyKey()
-        await #expect(throws: ServiceError.idempotencyKeyInUse(ServerErrorResponse(
+        await #expect(throws: ServiceError.idempotencyKeyInUse(ServiceError.ServerResponse(
             statusCode: 409, message: "in progress", body: Data(#"{"message": "in progress"}"#.utf8),
             headers: ["content-type": "application/json"]))) {
             try await harness.api.value(for: create)

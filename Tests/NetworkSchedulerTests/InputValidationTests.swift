@@ -67,6 +67,7 @@ import NetworkSchedulerTesting
     @Test func aURLRequestIsCheckedTheSameWay() async {
         let transport = StubTransport { _ in .respond() }
         let scheduler = RequestScheduler(configuration: .init(transport: transport, retryPolicy: .never))
+        let api = APIClient(baseURL: URL(string: "https://api.test")!, scheduler: scheduler)
         // (URLRequest.setValue drops a value with a line break by itself; its method it keeps.)
         var injected = URLRequest(url: URL(string: "https://api.test/echo")!)
         injected.httpMethod = "GET /admin HTTP/1.1\r\nX:"
@@ -74,7 +75,7 @@ import NetworkSchedulerTesting
         ftp.httpMethod = "GET"
         for request in [injected, ftp] {
             await #expect {
-                try await scheduler.value(for: Endpoint<Data>(request, decoding: .data))
+                try await api.value(for: Resource(request, decoding: .data))
             } throws: { Self.isInvalidRequest($0 as? ServiceError) }
         }
         #expect(transport.arrivals.count == 0)

@@ -45,7 +45,7 @@ import Testing
 
     @Test func anAdaptiveBudgetHalvesOnA503() async {
         let harness = Harness(budget: 4, reply: { _ in .respond(status: 503) }) { configuration in
-            configuration.hostHealth = HostHealthPolicy(pausesOnRetryAfter: false, adaptsBudget: true)
+            configuration.hostHealth = HostHealth.Policy(pausesOnRetryAfter: false, adaptsBudget: true)
         }
         #expect(harness.scheduler.currentBudget(of: Self.base) == 4)
         let outcomes = Outcomes<User>()

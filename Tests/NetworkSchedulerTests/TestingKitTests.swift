@@ -36,14 +36,14 @@ import Testing
         let transport = StubTransport(script: ["GET /v1/items/1": [.serverError(503), .json(#"{"id": 1}"#)]])
         let (_, api) = Self.scheduler(transport)
 
-        await #expect(throws: ServiceError.server(ServerErrorResponse(statusCode: 503, message: "Internal error",
+        await #expect(throws: ServiceError.server(ServiceError.ServerResponse(statusCode: 503, message: "Internal error",
                                                                        body: Data(#"{"message": "Internal error"}"#.utf8),
                                                                        headers: ["content-type": "application/json"]))) {
             try await api.value(for: Resource<Item>(path: "items/1"))
         }
         #expect(try await api.value(for: Resource<Item>(path: "items/1")) == Item(id: 1))
         #expect(try await api.value(for: Resource<Item>(path: "items/1")) == Item(id: 1))
-        await #expect(throws: ServiceError.server(ServerErrorResponse(statusCode: 404, body: Data()))) {
+        await #expect(throws: ServiceError.server(ServiceError.ServerResponse(statusCode: 404, body: Data()))) {
             try await api.value(for: Resource<Item>(path: "items/2"))
         }
         #expect(transport.count("GET /v1/items/1") == 3)

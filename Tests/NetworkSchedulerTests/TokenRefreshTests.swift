@@ -133,7 +133,7 @@ import NetworkSchedulerTesting
         }
 
         let results = await outcomes.wait(for: 200)
-        let expected = ServiceError.authenticationFailed(cause: .underlying(UnderlyingError(SignedOut())))
+        let expected = ServiceError.authenticationFailed(cause: .underlying(ServiceError.UnderlyingError(SignedOut())))
         #expect(results.count == 200)
         #expect(results.values.allSatisfy { $0.failure == expected })
         #expect(refreshes.count == 1)

@@ -37,7 +37,7 @@ import NetworkSchedulerTesting
     @Test func aServerErrorComesBackTyped() async {
         let (api, transport) = client(host: "error.urlsession.test") { _, _ in .json(#"{"message": "no such user"}"#, status: 404) }
         defer { transport.invalidate() }
-        await #expect(throws: ServiceError.server(ServerErrorResponse(
+        await #expect(throws: ServiceError.server(ServiceError.ServerResponse(
             statusCode: 404, message: "no such user", body: Data(#"{"message": "no such user"}"#.utf8),
             headers: ["content-type": "application/json"]))) {
             try await api.value(for: Resource<User>(path: "users/9"))

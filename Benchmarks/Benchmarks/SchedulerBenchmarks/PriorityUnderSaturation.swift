@@ -29,18 +29,18 @@ struct PriorityUnderSaturation {
         server.faults[.feed] = .latency(milliseconds: lowLatencyMilliseconds)
         let session = Loopback.session()
         defer { session.finishTasksAndInvalidate() }
-        let scheduler = RequestScheduler { $0.transport = URLSessionTransport(session: session) }
+        let lowWireTimes = WireTimes()
+        let scheduler = RequestScheduler {
+            $0.transport = URLSessionTransport(session: session)
+            $0.eventMonitors = [lowWireTimes]
+        }
         let token = try await Loopback.logIn(at: server.baseURL)
         let api = APIClient(baseURL: server.baseURL, scheduler: scheduler, bearerToken: { token })
 
         let lowsDone = Countdown(lowRequests)
-        let lowWireTimes = Samples()
         for page in 0..<lowRequests {
             let feed = Resource<Data>(path: "/feed", query: [URLQueryItem(name: "page", value: "\(page)")], decoding: .data)
-            scheduler.sendForReply(api.endpoint(feed), priority: .low) { result in
-                if let metrics = try? result.get().metrics { lowWireTimes.append(metrics.networkDuration) }
-                lowsDone.tick()
-            }
+            api.send(feed, priority: .low) { _ in lowsDone.tick() }
         }
         var highQueueWaits: [Double] = []
         for index in 0..<highRequests {
@@ -51,7 +51,18 @@ struct PriorityUnderSaturation {
         let lowsWaiting = max(0, lowRequests - server.arrivals.count(.feed))
         let finished = await lowsDone.wait(timeout: 120)
         precondition(finished, "the low-priority requests did not finish within 120 s")
-        return Result(highQueueWaits: highQueueWaits, lowWireTimes: lowWireTimes.values, lowsWaitingAtEnd: lowsWaiting)
+        return Result(highQueueWaits: highQueueWaits, lowWireTimes: lowWireTimes.samples.values, lowsWaitingAtEnd: lowsWaiting)
+    }
+}
+
+/// The wire time of each low-priority caller that succeeded, as its event tells it.
+final class WireTimes: RequestEventMonitor {
+    let samples = Samples()
+
+    func record(_ event: RequestEvent) {
+        if case let .succeeded(caller, metrics) = event, caller.priority == .low {
+            samples.append(metrics.networkDuration)
+        }
     }
 }
 

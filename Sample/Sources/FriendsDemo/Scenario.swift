@@ -109,7 +109,7 @@ struct Scenario {
         async let y = Self.outcome { [api, unshared] () async throws(ServiceError) in try await api.client.value(for: unshared) }
         let unsharedResults = await [x, y]
         let unsharedPOSTs = try await stats.count(.createPost) - beforeUnshared
-        let alreadyExists = unsharedResults.compactMap { result -> ServerErrorResponse? in
+        let alreadyExists = unsharedResults.compactMap { result -> ServiceError.ServerResponse? in
             guard case .failure(let error) = result else { return nil }
             return error.serverResponse
         }.filter { $0.statusCode == 409 }

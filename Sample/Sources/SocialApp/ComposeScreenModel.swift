@@ -12,8 +12,10 @@ public final class ComposeScreenModel: Sendable {
     /// Submits the draft. If another screen submits the same draft at the same moment, both
     /// share one call and get the same post; the response says it was shared.
     public func submit(_ draft: PostDraft) async -> Result<Reply<Post>, ServiceError> {
-        await withCheckedContinuation { continuation in
-            api.posts.create(draft, group: group) { continuation.resume(returning: $0) }
+        do throws(ServiceError) {
+            return .success(try await api.posts.create(draft, group: group))
+        } catch {
+            return .failure(error)
         }
     }
 

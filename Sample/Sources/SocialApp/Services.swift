@@ -92,12 +92,8 @@ public struct PostsService: Sendable {
 
     /// Submits a post. Identical submits in flight (a double tap, two screens) share one call,
     /// and the response says whether it was shared.
-    @discardableResult
-    public func create(
-        _ draft: PostDraft, group: RequestGroup? = nil,
-        completion: @escaping @Sendable (Result<Reply<Post>, ServiceError>) -> Void
-    ) -> RequestHandle {
-        client.sendForReply(.create(draft), priority: .critical, group: group, completion: completion)
+    public func create(_ draft: PostDraft, group: RequestGroup? = nil) async throws(ServiceError) -> Reply<Post> {
+        try await client.reply(for: .create(draft), priority: .critical, group: group)
     }
 
     /// One post.

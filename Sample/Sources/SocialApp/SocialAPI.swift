@@ -23,7 +23,7 @@ public final class SocialAPI: Sendable {
         let credentials = CredentialStore()
         let authenticator = TokenAuthenticator { _ in
             guard let remembered = credentials.current else {
-                throw ServiceError.server(ServerErrorResponse(statusCode: 401, message: "not logged in"))
+                throw ServiceError.server(ServiceError.ServerResponse(statusCode: 401, message: "not logged in"))
             }
             return try await sessionClient.value(for: .login(remembered), priority: .critical).token
         }

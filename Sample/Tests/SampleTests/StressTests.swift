@@ -28,7 +28,7 @@ extension HeavyTests {
                 for thread in 0..<5 {
                     Thread {
                         for index in 0..<1_000 {
-                            fixture.api.posts.create(draft) { ledger.record(thread * 1_000 + index, $0.map(\.value)) }
+                            fixture.api.client.send(.create(draft)) { ledger.record(thread * 1_000 + index, $0) }
                         }
                     }.start()
                 }

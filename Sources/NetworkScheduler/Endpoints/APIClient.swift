@@ -79,10 +79,8 @@ public struct APIClient: Sendable {
         defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
     }
 
-    /// A resource of this client as an endpoint, ready for ``RequestScheduler/send(_:priority:group:after:completion:)``.
-    ///
-    /// - Parameter resource: the resource to bind to this client.
-    public func endpoint<Model>(_ resource: Resource<Model>) -> Endpoint<Model> {
+    /// A resource of this client as an endpoint, ready for its scheduler.
+    func endpoint<Model>(_ resource: Resource<Model>) -> Endpoint<Model> {
         let submission = Submission(
             .recipe(EndpointRecipe(defaults: defaults, resource: resource)),
             deduplication: resource.deduplication,
@@ -195,148 +193,79 @@ public struct APIClient: Sendable {
 }
 
 extension APIClient {
-    /// Sends a resource of this client through its scheduler; see
-    /// ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    /// Sends a resource of this client; `completion` gets its model or error, once, on the
+    /// scheduler's callback queue.
+    ///
+    /// ```swift
+    /// let login = api.send(.login(credentials), priority: .critical) { result in … }
+    /// api.send(.me, priority: .high, group: screen, after: [login]) { result in … }
+    /// ```
     ///
     /// - Parameters:
-    ///   - resource: a resource of this client.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
-    ///   - completion: gets the model or the error, once, on the scheduler's callback queue.
+    ///   - resource: a resource of this client, or an absolute URL of another server (which
+    ///     gets none of this client's headers or token).
+    ///   - priority: its place in its host's line; a call shared by several callers runs at the
+    ///     highest priority among them.
+    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by
+    ///     default.
+    ///   - dependencies: requests that must succeed first; if one fails or is cancelled, this
+    ///     one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is never sent.
+    ///   - completion: gets the model or the error.
+    /// - Returns: the handle to cancel this caller, change its priority, or pass to another
+    ///   request's `after:`.
     @discardableResult
     public func send<Model>(
         _ resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = [],
+        after dependencies: [RequestHandle] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, completion: completion)
     }
 
-    /// Sends a resource of this client and returns its model; see
-    /// ``RequestScheduler/value(for:priority:group:after:)``.
+    /// Sends a resource of this client and returns its model. Cancelling the calling task
+    /// cancels this caller only; a call it shares with others goes on for them. The parameters
+    /// are those of ``send(_:priority:group:after:completion:)``.
+    ///
+    /// ```swift
+    /// let friends = try await api.value(for: .friends(of: me), priority: .high)
+    /// ```
     ///
     /// - Parameters:
-    ///   - resource: a resource of this client.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
+    ///   - resource: as for ``send(_:priority:group:after:completion:)``.
+    ///   - priority: its place in its host's line.
+    ///   - group: the scope whose cancellation cancels this caller.
+    ///   - dependencies: requests that must succeed first.
     public func value<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = []
+        after dependencies: [RequestHandle] = []
     ) async throws(ServiceError) -> Model {
-        try await scheduler.value(for: endpoint(resource), priority: priority, group: group, after: dependencies)
+        try await reply(for: resource, priority: priority, group: group, after: dependencies).value
     }
 
-    /// Sends a resource of this client and returns its model with the response; see
-    /// ``RequestScheduler/reply(for:priority:group:after:)``.
+    /// Sends a resource of this client and returns its model with the response's status,
+    /// headers and timing, and whether the call was shared. Otherwise as
+    /// ``value(for:priority:group:after:)``.
+    ///
+    /// ```swift
+    /// let created = try await api.reply(for: .create(draft), priority: .critical)
+    /// if created.wasShared { … } // a double tap: one POST, two callers
+    /// ```
     ///
     /// - Parameters:
-    ///   - resource: a resource of this client.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
+    ///   - resource: as for ``send(_:priority:group:after:completion:)``.
+    ///   - priority: its place in its host's line.
+    ///   - group: the scope whose cancellation cancels this caller.
+    ///   - dependencies: requests that must succeed first.
     public func reply<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = []
+        after dependencies: [RequestHandle] = []
     ) async throws(ServiceError) -> Reply<Model> {
         try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies)
-    }
-
-    /// Sends a resource of this client and returns a task to await later, or to pass to
-    /// `after:`; see ``RequestScheduler/task(for:priority:group:after:)``.
-    ///
-    /// - Parameters:
-    ///   - resource: a resource of this client.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
-    public func task<Model>(
-        for resource: Resource<Model>,
-        priority: RequestPriority = .normal,
-        group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = []
-    ) -> RequestTask<Model> {
-        scheduler.task(for: endpoint(resource), priority: priority, group: group, after: dependencies)
-    }
-
-    /// Sends a resource of this client; `completion` gets its model with the response's
-    /// status, headers, timing, and whether the call was shared. See
-    /// ``RequestScheduler/sendForReply(_:priority:group:after:completion:)``.
-    ///
-    /// - Parameters:
-    ///   - resource: a resource of this client.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
-    ///   - completion: gets the model with the response, or the error, once, on the scheduler's
-    ///     callback queue.
-    @discardableResult
-    public func sendForReply<Model>(
-        _ resource: Resource<Model>,
-        priority: RequestPriority = .normal,
-        group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = [],
-        completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
-    ) -> RequestHandle {
-        scheduler.sendForReply(endpoint(resource), priority: priority, group: group, after: dependencies,
-                               completion: completion)
-    }
-
-    /// Sends a resource of this client and runs `completion` on the main actor, so that a
-    /// `@MainActor` view model updates itself directly, whatever the scheduler's callback
-    /// queue. See ``RequestScheduler/sendOnMainActor(_:priority:group:after:completion:)``.
-    ///
-    /// ```swift
-    /// @MainActor final class FriendsModel {
-    ///     var friends: [User] = []
-    ///     func load() {
-    ///         api.sendOnMainActor(.friends(of: me), group: screen) { [weak self] result in
-    ///             self?.friends = (try? result.get()) ?? []
-    ///         }
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - resource: a resource of this client.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
-    ///   - completion: gets the model or the error, once, on the main actor.
-    @discardableResult
-    public func sendOnMainActor<Model>(
-        _ resource: Resource<Model>,
-        priority: RequestPriority = .normal,
-        group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = [],
-        completion: @escaping @MainActor @Sendable (Result<Model, ServiceError>) -> Void
-    ) -> RequestHandle {
-        scheduler.sendOnMainActor(endpoint(resource), priority: priority, group: group, after: dependencies,
-                                  completion: completion)
     }
 }

@@ -6,10 +6,10 @@ import FoundationNetworking
 /// An endpoint ready for the scheduler: a resource resolved against its client (base URL,
 /// headers, token), with how to build its request and how to read the answer.
 ///
-/// Clients make these from resources (``APIClient/endpoint(_:)``). The request is built when
+/// Clients make these from resources (`APIClient.endpoint(_:)`). The request is built when
 /// it is about to be scheduled, not when it is created, so a request that waits for a login
 /// (`after:`) is sent with the token that login stored.
-public struct Endpoint<Model: Sendable>: Sendable {
+struct Endpoint<Model: Sendable>: Sendable {
     /// What the scheduler needs whatever the model: how to build, share and retry the request.
     let submission: Submission
     let acceptableStatusCodes: Range<Int>
@@ -21,43 +21,13 @@ public struct Endpoint<Model: Sendable>: Sendable {
         self.decoding = decoding
     }
 
-    /// An endpoint for a `URLRequest` you built yourself. On a redirect to another origin it
-    /// drops `Authorization`, `Proxy-Authorization` and `Cookie`.
-    ///
-    /// - Parameters:
-    ///   - urlRequest: the request to send, as it is (checked for method, header and scheme syntax).
-    ///   - acceptableStatusCodes: the statuses that count as success; any other ends the caller with
-    ///     ``ServiceError/server(_:)``.
-    ///   - deduplication: whether identical requests in flight share one network call.
-    ///   - redirectPolicy: which redirects to follow.
-    ///   - maximumResponseSize: the most bytes of body to read; nil uses the scheduler's limit.
-    ///   - tags: labels that ``RequestScheduler/cancel(where:)`` can select it by.
-    ///   - lane: the serial lane it runs in, if any.
-    ///   - deadline: the most seconds from its send to its outcome, if any.
-    ///   - decoding: how the response becomes the model.
-    public init(
-        _ urlRequest: URLRequest,
-        acceptableStatusCodes: Range<Int> = 200..<300,
-        deduplication: Deduplication = .automatic,
-        redirectPolicy: RedirectPolicy = .follow,
-        maximumResponseSize: Int? = nil,
-        tags: Set<String> = [],
-        lane: Lane? = nil,
-        deadline: TimeInterval? = nil,
-        decoding: ResponseDecoding<Model>
-    ) {
-        let submission = Submission(.urlRequest(urlRequest), deduplication: deduplication, redirectPolicy: redirectPolicy,
-                                    maximumResponseSize: maximumResponseSize, tags: tags, lane: lane, deadline: deadline)
-        self.init(submission: submission, acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
-    }
-
     /// Reads a response: checks the status, then decodes with this request's own model type.
     /// `idempotencyKey` is the key the call carried, which gives 409 and 422 their meaning.
     /// `decodes` holds the decodes other callers of the same call already made.
     func model(from payload: TransportResponse, idempotencyKey: String?, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
         let head = payload.head
         guard acceptableStatusCodes.contains(head.statusCode) else {
-            let error = ServerErrorResponse(statusCode: head.statusCode, body: payload.data, headers: head.lowercasedHeaders)
+            let error = ServiceError.ServerResponse(statusCode: head.statusCode, body: payload.data, headers: head.lowercasedHeaders)
             switch (head.statusCode, idempotencyKey) {
             case (409, .some): throw .idempotencyKeyInUse(error)
             case (422, .some): throw .idempotencyKeyMismatch(error)

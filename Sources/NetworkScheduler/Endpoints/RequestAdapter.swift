@@ -39,7 +39,7 @@ public struct RequestAdapter: Sendable {
         } catch let error as ServiceError {
             throw error
         } catch {
-            throw .underlying(UnderlyingError(error))
+            throw .underlying(ServiceError.UnderlyingError(error))
         }
         guard let url = adapted.url, let original = request.url,
               url.scheme?.lowercased() == original.scheme?.lowercased(),

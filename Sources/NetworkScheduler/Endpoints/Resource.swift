@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// One endpoint of an API, and the model its response becomes.
 ///
@@ -95,6 +98,39 @@ public struct Resource<Model: Sendable>: Sendable {
         self.deduplication = deduplication
         self.decoding = decoding
     }
+
+    /// A resource for a `URLRequest` you built yourself: its method, URL, headers, body and
+    /// timeout. As with any resource, the client adds its own headers and token only when the
+    /// URL is on the client's origin, and checks every part before it reaches the wire.
+    ///
+    /// ```swift
+    /// let image = try await api.value(for: Resource(URLRequest(url: avatarURL), decoding: .data))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - urlRequest: the request to send. A body in `httpBodyStream` is not read: such a
+    ///     request ends its caller with ``ServiceError/invalidRequest(reason:)``.
+    ///   - decoding: how the response becomes the model.
+    public init(_ urlRequest: URLRequest, decoding: ResponseDecoding<Model>) {
+        let headers = urlRequest.allHTTPHeaderFields ?? [:]
+        let contentType = headers.first { $0.key.lowercased() == "content-type" }?.value
+        let body: EndpointBody? = if let data = urlRequest.httpBody {
+            .data(data, contentType: contentType ?? "application/octet-stream")
+        } else if urlRequest.httpBodyStream != nil {
+            EndpointBody(contentType: contentType ?? "application/octet-stream") {
+                throw URLRequestBodyStreamError()
+            }
+        } else {
+            nil
+        }
+        self.init(HTTPVerb(rawValue: urlRequest.httpMethod ?? "GET"), path: urlRequest.url?.absoluteString ?? "",
+                  headers: headers, body: body, timeout: urlRequest.timeoutInterval, decoding: decoding)
+    }
+}
+
+/// Why a `URLRequest` whose body is a stream cannot be a resource's.
+private struct URLRequestBodyStreamError: Error, CustomStringConvertible {
+    var description: String { "a URLRequest's httpBodyStream is not read; give its body as httpBody" }
 }
 
 extension Resource {

@@ -28,7 +28,7 @@ public struct ResponseDecoding<Model: Sendable>: Sendable {
         } catch let error as ServiceError {
             throw error
         } catch {
-            throw .undecodable(DecodingFailure(modelType: Model.self, error: error, body: data))
+            throw .undecodable(ServiceError.DecodingFailure(modelType: Model.self, error: error, body: data))
         }
     }
 

@@ -23,7 +23,7 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
     public var unredactedDescription: String { rendered(revealing: true) }
 
     private func rendered(revealing: Bool) -> String {
-        func response(_ response: ServerErrorResponse) -> String {
+        func response(_ response: ServiceError.ServerResponse) -> String {
             revealing ? response.unredactedDescription : response.description
         }
         switch self {
@@ -56,7 +56,7 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
     }
 }
 
-extension ServerErrorResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+extension ServiceError.ServerResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The status, the server's message, the body's size and the headers' names, not their values.
     public var description: String {
         var text = "\(statusCode)"
@@ -82,7 +82,7 @@ extension ServerErrorResponse: CustomStringConvertible, CustomDebugStringConvert
     }
 }
 
-extension DecodingFailure: CustomDebugStringConvertible, CustomReflectable {
+extension ServiceError.DecodingFailure: CustomDebugStringConvertible, CustomReflectable {
     /// The same as ``description``: the body's start stays out of logs.
     public var debugDescription: String { description }
 

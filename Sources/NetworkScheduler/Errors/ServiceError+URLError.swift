@@ -13,7 +13,7 @@ extension ServiceError {
             return
         }
         guard let urlError = error as? URLError else {
-            self = .underlying(UnderlyingError(error))
+            self = .underlying(ServiceError.UnderlyingError(error))
             return
         }
         let code = urlError.codeForLibcurlMessage ?? urlError.code

@@ -42,16 +42,16 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// newest of the least urgent requests waiting there.
     case lineFull(host: String)
     /// The server answered with a status the resource does not accept.
-    case server(ServerErrorResponse)
+    case server(ServiceError.ServerResponse)
     /// 409 to a request with an `Idempotency-Key`: the first request with that key is still
     /// being processed. Retried by default; reported when retries are exhausted.
-    case idempotencyKeyInUse(ServerErrorResponse)
+    case idempotencyKeyInUse(ServiceError.ServerResponse)
     /// 422 to a request with an `Idempotency-Key`: the key was already used with another payload.
-    case idempotencyKeyMismatch(ServerErrorResponse)
+    case idempotencyKeyMismatch(ServiceError.ServerResponse)
     /// The server rejected the token (401) and getting a new one failed.
     indirect case authenticationFailed(cause: ServiceError)
     /// The response arrived but could not be turned into the model.
-    case undecodable(DecodingFailure)
+    case undecodable(ServiceError.DecodingFailure)
     /// The request could not be built: a bad URL or a body that cannot be encoded.
     case invalidRequest(reason: String)
     /// A request given in `after:` (`dependency`) failed or was cancelled, so this one never
@@ -62,28 +62,30 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// Any other transport failure (a redirect loop, a redirect the policy refused…).
     case transport(URLError)
     /// An error thrown by the app's own code (a token refresh), as it was thrown.
-    case underlying(UnderlyingError)
+    case underlying(ServiceError.UnderlyingError)
 }
 
-/// An error thrown by the app's own code, kept inside a ``ServiceError``.
-///
-/// Two are equal when they are of the same type and read the same.
-public struct UnderlyingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The error as it was thrown.
-    public let error: any Error
-
-    /// Wraps `error`.
+extension ServiceError {
+    /// An error thrown by the app's own code, kept inside a ``ServiceError``.
     ///
-    /// - Parameter error: the error to wrap.
-    public init(_ error: any Error) {
-        self.error = error
-    }
+    /// Two are equal when they are of the same type and read the same.
+    public struct UnderlyingError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The error as it was thrown.
+        public let error: any Error
 
-    /// The wrapped error's own description.
-    public var description: String { String(describing: error) }
+        /// Wraps `error`.
+        ///
+        /// - Parameter error: the error to wrap.
+        public init(_ error: any Error) {
+            self.error = error
+        }
 
-    public static func == (lhs: UnderlyingError, rhs: UnderlyingError) -> Bool {
-        type(of: lhs.error) == type(of: rhs.error) && lhs.description == rhs.description
+        /// The wrapped error's own description.
+        public var description: String { String(describing: error) }
+
+        public static func == (lhs: ServiceError.UnderlyingError, rhs: ServiceError.UnderlyingError) -> Bool {
+            type(of: lhs.error) == type(of: rhs.error) && lhs.description == rhs.description
+        }
     }
 }
 
@@ -94,7 +96,7 @@ extension ServiceError {
     }
 
     /// What the server said, for the errors that carry a response.
-    public var serverResponse: ServerErrorResponse? {
+    public var serverResponse: ServiceError.ServerResponse? {
         switch self {
         case .server(let response), .idempotencyKeyInUse(let response), .idempotencyKeyMismatch(let response):
             return response

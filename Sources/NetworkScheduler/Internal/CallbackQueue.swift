@@ -27,9 +27,6 @@ final class CallbackQueue: Sendable {
     private let queue: DispatchQueue
     private let pending = Locked(Pending())
 
-    /// The main queue, shared by every scheduler's main-actor callers.
-    static let main = CallbackQueue(.main)
-
     init(_ queue: DispatchQueue) {
         self.queue = queue
     }

@@ -6,11 +6,11 @@ import Foundation
 /// a second `finish()` is harmless. The KVO notifications the queue relies on are posted after
 /// the state lock is released, on the thread that changed the state: on Linux the queue reads
 /// `isFinished` from inside `didChangeValue` and would deadlock otherwise.
-open class AsyncOperation: Operation, @unchecked Sendable {
+class AsyncOperation: Operation, @unchecked Sendable {
     // Safety: all mutable state is in `lockedState`.
 
     /// Where an operation is in its life. It only ever moves forward.
-    public enum State: Sendable, Equatable {
+    enum State: Sendable, Equatable {
         /// Created, possibly in a queue, not started.
         case pending
         /// Started and doing its work.
@@ -22,18 +22,18 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     private let lockedState = Locked(State.pending)
 
     /// The current state.
-    public var state: State { lockedState.withLock { $0 } }
+    var state: State { lockedState.withLock { $0 } }
 
     /// Always true: the operation goes on after `start()` returns, until it calls `finish()`.
-    override open var isAsynchronous: Bool { true }
+    override var isAsynchronous: Bool { true }
     /// Whether it has started and not finished.
-    override open var isExecuting: Bool { state == .executing }
+    override var isExecuting: Bool { state == .executing }
     /// Whether it has finished; its queue then lets it go and its dependents run.
-    override open var isFinished: Bool { state == .finished }
+    override var isFinished: Bool { state == .finished }
 
     /// A cancelled operation reports its outcome (``didSkipExecution()``) before it is marked
     /// finished: an operation that depends on it must not run before that outcome is known.
-    override public final func start() {
+    override final func start() {
         guard transition(to: .executing) == .pending else { return }
         if isCancelled {
             didSkipExecution()
@@ -50,15 +50,15 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// The work. Call `finish()` when it is done.
-    open func execute() {
+    func execute() {
         finish()
     }
 
     /// Called instead of ``execute()`` when the operation was cancelled before it started.
-    open func didSkipExecution() {}
+    func didSkipExecution() {}
 
     /// Marks the operation finished; the queue then starts the next one. Harmless if repeated.
-    public final func finish() {
+    final func finish() {
         _ = transition(to: .finished)
     }
 

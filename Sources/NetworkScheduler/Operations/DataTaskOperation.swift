@@ -17,26 +17,26 @@ import FoundationNetworking
 /// }
 /// queue.addOperation(operation)
 /// ```
-public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
+final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     // Safety: the mutable state, `task`, `adaptation` and `priority`, is read and written only
     // inside `withStateLock`.
 
     /// When the call was made, started and answered, for its wire time. (A scheduler's queue
     /// waits are on its own clock: ``ResponseMetrics/queuedDuration``.)
-    public struct Timing: Sendable {
+    struct Timing: Sendable {
         /// Uptime (`DispatchTime` nanoseconds) when the operation was created.
-        public let created: UInt64
+        let created: UInt64
         /// Uptime when it started, or nil if it never did.
-        public let started: UInt64?
+        let started: UInt64?
         /// Uptime when its outcome was known.
-        public let completed: UInt64
+        let completed: UInt64
 
         /// Seconds between starting the task and its outcome.
-        public var networkDuration: TimeInterval { started.map { seconds(from: $0, to: completed) } ?? 0 }
+        var networkDuration: TimeInterval { started.map { seconds(from: $0, to: completed) } ?? 0 }
     }
 
     /// What the operation reports when it is done.
-    public typealias Completion = @Sendable (Result<TransportResponse, ServiceError>, Timing) -> Void
+    typealias Completion = @Sendable (Result<TransportResponse, ServiceError>, Timing) -> Void
 
     private enum TaskState {
         case idle
@@ -68,7 +68,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     /// The request this operation sends.
-    public var request: URLRequest { prepared.urlRequest }
+    var request: URLRequest { prepared.urlRequest }
     /// Built into a `URLRequest` when the operation starts, not while it waits.
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
@@ -95,7 +95,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     seconds the operation waited since it was created.
     ///   - onCompletion: called exactly once with the outcome, before the operation finishes.
-    public convenience init(
+    convenience init(
         request: URLRequest,
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
@@ -127,7 +127,7 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         super.init()
     }
 
-    override public func execute() {
+    override func execute() {
         guard !isCancelled else {
             complete(.failure(.cancelled))
             return
@@ -208,13 +208,13 @@ public final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         withStateLock { adaptation }?.cancel()
     }
 
-    override public func didSkipExecution() {
+    override func didSkipExecution() {
         complete(.failure(.cancelled))
     }
 
     /// Cancels the operation: its task if it runs (the outcome is then `.cancelled`), or the
     /// task before it is made, which then never touches the network.
-    override public func cancel() {
+    override func cancel() {
         super.cancel()
         let running: (any TransportTask)? = withStateLock {
             switch task {

@@ -14,60 +14,62 @@ public enum HostHealth: Sendable, Equatable {
     case probing
 }
 
-/// When the scheduler pauses a host (see ``HostHealth``).
-///
-/// ```swift
-/// configuration.hostHealth = HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 2)
-/// ```
-public struct HostHealthPolicy: Sendable, Equatable {
-    /// Whether a 429 or 503 with `Retry-After` pauses its whole host for that long.
-    public var pausesOnRetryAfter: Bool
-    /// How many attempts in a row may fail to connect (no connection, refused, lost, timed
-    /// out) before the host is paused; nil (the default) never pauses for failures. While it
-    /// is paused, waiting calls wait: give them a deadline (``Resource/within(_:)``) if they
-    /// should rather fail.
-    public var failuresBeforePause: Int?
-    /// The first pause after failures, in seconds; each probe that fails doubles it.
-    public var pauseAfterFailures: TimeInterval
-    /// The longest pause, whatever `Retry-After` asks.
-    public var maximumPause: TimeInterval
-    /// Whether each host's budget adapts to how it copes: it starts at the scheduler's
-    /// budget, halves on every 429, 503 or timeout, and grows back by one slot per budget's
-    /// worth of answers (additive increase, multiplicative decrease, as TCP's congestion
-    /// window), between 1 and the scheduler's budget. Off by default.
-    public var adaptsBudget: Bool
-
-    /// A policy; every parameter has the default described on its property.
+extension HostHealth {
+    /// When the scheduler pauses a host.
     ///
-    /// - Parameters:
-    ///   - pausesOnRetryAfter: whether a 429 or 503 with `Retry-After` pauses the host.
-    ///   - failuresBeforePause: failures to connect in a row that pause the host; nil never.
-    ///   - pauseAfterFailures: the first pause after such failures, doubled for each failed probe.
-    ///   - maximumPause: the longest pause, whatever the server asks.
-    ///   - adaptsBudget: whether each host's budget halves on strain and grows back with answers.
-    public init(
-        pausesOnRetryAfter: Bool = true,
-        failuresBeforePause: Int? = nil,
-        pauseAfterFailures: TimeInterval = 1,
-        maximumPause: TimeInterval = 60,
-        adaptsBudget: Bool = false
-    ) {
-        self.pausesOnRetryAfter = pausesOnRetryAfter
-        self.failuresBeforePause = failuresBeforePause.map { max(1, $0) }
-        self.pauseAfterFailures = max(0, pauseAfterFailures)
-        self.maximumPause = max(0, maximumPause)
-        self.adaptsBudget = adaptsBudget
+    /// ```swift
+    /// configuration.hostHealth = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 2)
+    /// ```
+    public struct Policy: Sendable, Equatable {
+        /// Whether a 429 or 503 with `Retry-After` pauses its whole host for that long.
+        public var pausesOnRetryAfter: Bool
+        /// How many attempts in a row may fail to connect (no connection, refused, lost, timed
+        /// out) before the host is paused; nil (the default) never pauses for failures. While it
+        /// is paused, waiting calls wait: give them a deadline (``Resource/within(_:)``) if they
+        /// should rather fail.
+        public var failuresBeforePause: Int?
+        /// The first pause after failures, in seconds; each probe that fails doubles it.
+        public var pauseAfterFailures: TimeInterval
+        /// The longest pause, whatever `Retry-After` asks.
+        public var maximumPause: TimeInterval
+        /// Whether each host's budget adapts to how it copes: it starts at the scheduler's
+        /// budget, halves on every 429, 503 or timeout, and grows back by one slot per budget's
+        /// worth of answers (additive increase, multiplicative decrease, as TCP's congestion
+        /// window), between 1 and the scheduler's budget. Off by default.
+        public var adaptsBudget: Bool
+
+        /// A policy; every parameter has the default described on its property.
+        ///
+        /// - Parameters:
+        ///   - pausesOnRetryAfter: whether a 429 or 503 with `Retry-After` pauses the host.
+        ///   - failuresBeforePause: failures to connect in a row that pause the host; nil never.
+        ///   - pauseAfterFailures: the first pause after such failures, doubled for each failed probe.
+        ///   - maximumPause: the longest pause, whatever the server asks.
+        ///   - adaptsBudget: whether each host's budget halves on strain and grows back with answers.
+        public init(
+            pausesOnRetryAfter: Bool = true,
+            failuresBeforePause: Int? = nil,
+            pauseAfterFailures: TimeInterval = 1,
+            maximumPause: TimeInterval = 60,
+            adaptsBudget: Bool = false
+        ) {
+            self.pausesOnRetryAfter = pausesOnRetryAfter
+            self.failuresBeforePause = failuresBeforePause.map { max(1, $0) }
+            self.pauseAfterFailures = max(0, pauseAfterFailures)
+            self.maximumPause = max(0, maximumPause)
+            self.adaptsBudget = adaptsBudget
+        }
+
+        /// Pauses on `Retry-After` only, up to a minute.
+        public static let `default` = HostHealth.Policy()
+
+        /// Pauses on `Retry-After`, and after five failures to connect in a row: for a second, then
+        /// two, four…, up to a minute.
+        public static let breaker = HostHealth.Policy(failuresBeforePause: 5)
+
+        /// Never pauses a host.
+        public static let never = HostHealth.Policy(pausesOnRetryAfter: false, failuresBeforePause: nil)
     }
-
-    /// Pauses on `Retry-After` only, up to a minute.
-    public static let `default` = HostHealthPolicy()
-
-    /// Pauses on `Retry-After`, and after five failures to connect in a row: for a second, then
-    /// two, four…, up to a minute.
-    public static let breaker = HostHealthPolicy(failuresBeforePause: 5)
-
-    /// Never pauses a host.
-    public static let never = HostHealthPolicy(pausesOnRetryAfter: false, failuresBeforePause: nil)
 }
 
 /// A token bucket: at most `burst` attempts at once after a quiet spell, then

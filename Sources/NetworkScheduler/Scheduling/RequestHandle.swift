@@ -4,21 +4,23 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// How a caller's request ended.
-public enum RequestOutcome: Sendable, Equatable {
-    /// The caller got its model.
-    case succeeded
-    /// The caller got an error.
-    case failed(ServiceError)
-    /// The caller was cancelled.
-    case cancelled
+extension RequestHandle {
+    /// How a caller's request ended.
+    public enum Outcome: Sendable, Equatable {
+        /// The caller got its model.
+        case succeeded
+        /// The caller got an error.
+        case failed(ServiceError)
+        /// The caller was cancelled.
+        case cancelled
 
-    /// How a caller that got `error` ended.
-    init(_ error: ServiceError) {
-        if case .cancelled = error {
-            self = .cancelled
-        } else {
-            self = .failed(error)
+        /// How a caller that got `error` ended.
+        init(_ error: ServiceError) {
+            if case .cancelled = error {
+                self = .cancelled
+            } else {
+                self = .failed(error)
+            }
         }
     }
 }
@@ -29,8 +31,8 @@ public enum RequestOutcome: Sendable, Equatable {
 /// it shares with other callers goes on for them.
 ///
 /// ```swift
-/// let login = scheduler.send(auth.endpoint(.login(credentials))) { result in … }
-/// scheduler.send(api.endpoint(.me), priority: .high, after: [login]) { result in … }
+/// let login = auth.send(.login(credentials)) { result in … }
+/// api.send(.me, priority: .high, after: [login]) { result in … }
 /// login.cancel() // the profile request then ends with .dependencyFailed(cause: .cancelled, dependency: login.id)
 /// ```
 public final class RequestHandle: @unchecked Sendable {
@@ -60,7 +62,7 @@ public final class RequestHandle: @unchecked Sendable {
     /// The group that lists this caller until it ends; weak, so that releasing a group still
     /// cancels it.
     private weak let group: RequestGroup?
-    private let deliver: @Sendable (CallResult) -> RequestOutcome
+    private let deliver: @Sendable (CallResult) -> RequestHandle.Outcome
     /// Where its completion runs; nil to run it on the thread that ends the caller.
     private let callbacks: CallbackQueue?
     private let state: Locked<State>
@@ -77,12 +79,12 @@ public final class RequestHandle: @unchecked Sendable {
         callerID.map { DependencyID(machine: scheduler.machineID, caller: $0) }
     }
 
-    typealias Observer = @Sendable (RequestOutcome) -> Void
+    typealias Observer = @Sendable (RequestHandle.Outcome) -> Void
 
     private enum Phase {
         case active(observers: [Observer])
         case delivering(observers: [Observer])
-        case finished(RequestOutcome)
+        case finished(RequestHandle.Outcome)
     }
 
     private struct State {
@@ -100,7 +102,7 @@ public final class RequestHandle: @unchecked Sendable {
         submission: Submission,
         group: RequestGroup?,
         callbacks: CallbackQueue?,
-        deliver: @escaping @Sendable (CallResult) -> RequestOutcome
+        deliver: @escaping @Sendable (CallResult) -> RequestHandle.Outcome
     ) {
         self.id = id
         state = Locked(State(priority: priority))
@@ -138,7 +140,7 @@ public final class RequestHandle: @unchecked Sendable {
     }
 
     /// How the request ended, once its completion has run; nil before.
-    public var outcome: RequestOutcome? {
+    public var outcome: RequestHandle.Outcome? {
         state.withLock { state in
             if case .finished(let outcome) = state.phase { return outcome }
             return nil
@@ -150,7 +152,7 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Runs `observer` once the caller's completion has run, or now if it already has.
     func whenFinished(_ observer: @escaping Observer) {
-        let finished: RequestOutcome? = state.withLock { state in
+        let finished: RequestHandle.Outcome? = state.withLock { state in
             switch state.phase {
             case .active(var observers):
                 observers.append(observer)
@@ -202,8 +204,8 @@ public final class RequestHandle: @unchecked Sendable {
     }
 
     /// Claims each item's caller and delivers at once to those without a callback queue.
-    /// Returns the others by queue, in order: a scheduler's callers use its queue, none (async
-    /// callers), or the main queue (``RequestScheduler/sendOnMainActor(_:priority:group:after:completion:)``).
+    /// Returns the others by queue, in order: a scheduler's callers use its queue, or none (async
+    /// callers).
     private static func claim<Item>(
         _ items: some Sequence<Item>,
         handle: (Item) -> RequestHandle,
@@ -257,7 +259,7 @@ public final class RequestHandle: @unchecked Sendable {
 }
 
 extension RequestHandle {
-    /// Identifies one caller of ``RequestScheduler/send(_:priority:group:after:completion:)``.
+    /// Identifies one caller: one send of an ``APIClient``.
     public struct ID: Hashable, Sendable, CustomStringConvertible {
         let value: UInt64
         /// `#` and a number, unique in the process, in the order callers were sent.

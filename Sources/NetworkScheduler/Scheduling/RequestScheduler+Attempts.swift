@@ -57,7 +57,7 @@ extension RequestScheduler {
     static func cause(of outcome: Result<TransportResponse, ServiceError>) -> ServiceError {
         switch outcome {
         case .success(let payload):
-            .server(ServerErrorResponse(statusCode: payload.statusCode, body: payload.data,
+            .server(ServiceError.ServerResponse(statusCode: payload.statusCode, body: payload.data,
                                         headers: payload.head.lowercasedHeaders))
         case .failure(let error):
             error

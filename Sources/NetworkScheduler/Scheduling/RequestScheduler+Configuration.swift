@@ -65,7 +65,7 @@ extension RequestScheduler {
         public var keptOutcomeWindow: TimeInterval = 10
         /// When a host is paused for every waiting call (a circuit breaker per host, see
         /// ``HostHealth``): on a 429 or 503 with `Retry-After` by default.
-        public var hostHealth: HostHealthPolicy = .default
+        public var hostHealth: HostHealth.Policy = .default
         /// Token-bucket rate limits by host name (`"api.example.com"`), each host its own
         /// bucket: an attempt starts only with a token, in priority order. None by default.
         ///
@@ -89,7 +89,7 @@ extension RequestScheduler {
 
         /// Where the scheduler reads the time and sets its timer (deadlines, backoffs, pauses,
         /// rate limits, kept outcomes) and times what it reports (queue waits and wire time in
-        /// ``ResponseMetrics`` and events): ``SystemClock`` unless a test gives a virtual one.
+        /// ``ResponseMetrics`` and events): the system's unless a test gives a virtual one.
         public var clock: any SchedulerClock = .system
 
         /// 50 MB: more than any JSON answer, less than a gzip bomb.

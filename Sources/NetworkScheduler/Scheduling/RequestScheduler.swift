@@ -6,18 +6,19 @@ import FoundationNetworking
 
 /// Runs requests as operations: by priority, within a per-host budget, after their
 /// dependencies, sharing one network call between identical requests. Its decisions are its
-/// `SchedulerMachine`'s; it performs them.
+/// `SchedulerMachine`'s; it performs them. Apps send through the ``APIClient``s that share it.
 ///
 /// ```swift
 /// let scheduler = RequestScheduler()
 /// let api = APIClient(baseURL: URL(string: "https://api.example.com")!, scheduler: scheduler)
 /// let screen = RequestGroup()
 ///
-/// let login = scheduler.send(api.endpoint(.login(credentials)), priority: .critical) { result in … }
-/// scheduler.send(api.endpoint(.me), priority: .high, group: screen, after: [login]) { result in … }
-/// scheduler.send(api.endpoint(.feed(page: 2)), priority: .low, group: screen) { result in … }
+/// let login = api.send(.login(credentials), priority: .critical) { result in … }
+/// api.send(.me, priority: .high, group: screen, after: [login]) { result in … }
+/// api.send(.feed(page: 2), priority: .low, group: screen) { result in … }
 ///
 /// screen.cancelAll() // or let it go: a group cancels its requests when it is deinitialised
+/// scheduler.cancelAll() // every request of every client, when the user logs out
 /// ```
 ///
 /// Completions run on ``Configuration-swift.struct/callbackQueue``, a serial queue of the
@@ -101,82 +102,19 @@ public final class RequestScheduler: Sendable {
         self.init(configuration: configuration)
     }
 
-    /// Sends a request; `completion` gets its model or error on the callback queue.
-    ///
-    /// - Parameters:
-    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or
-    ///     your own `URLRequest` (``Endpoint/init(_:acceptableStatusCodes:deduplication:redirectPolicy:maximumResponseSize:tags:lane:deadline:decoding:)``).
-    ///   - priority: its place in the queue; a call shared by several callers runs at the
-    ///     highest priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller.
-    ///   - dependencies: requests that must succeed first. If one fails or is cancelled, this
-    ///     one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is never sent.
-    ///   - completion: gets the model or the error, once, on the callback queue.
-    /// - Returns: the handle to cancel this caller, or to pass to another request's `after:`.
+    /// Sends an endpoint; `completion` gets its model or error on the callback queue. Apps send
+    /// through ``APIClient/send(_:priority:group:after:completion:)``, which documents the
+    /// parameters.
     @discardableResult
-    public func send<Model>(
+    func send<Model>(
         _ request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = [],
+        after dependencies: [RequestHandle] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
                 callbacks: callbacks, completion: .model(completion))
-    }
-
-    /// Like ``send(_:priority:group:after:completion:)``, with the response's status, headers,
-    /// timing, and whether the call was shared.
-    ///
-    /// - Parameters:
-    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
-    ///     `URLRequest`.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
-    ///   - completion: gets the model with the response, or the error, once, on the callback queue.
-    @discardableResult
-    public func sendForReply<Model>(
-        _ request: Endpoint<Model>,
-        priority: RequestPriority = .normal,
-        group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = [],
-        completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
-    ) -> RequestHandle {
-        enqueue(request, priority: priority, group: group, after: dependencies,
-                callbacks: callbacks, completion: .reply(completion))
-    }
-
-    /// Like ``send(_:priority:group:after:completion:)``, with `completion` run on the main
-    /// actor (through the main queue, in the order callers end), whatever
-    /// ``Configuration-swift.struct/callbackQueue`` is: a `@MainActor` view model updates
-    /// itself in it directly. The main queue must be drained: by an app's run loop, or by
-    /// `dispatchMain()` or an async `main` in a command-line tool.
-    ///
-    /// - Parameters:
-    ///   - request: the endpoint to send: a client's resource (``APIClient/endpoint(_:)``) or your own
-    ///     `URLRequest`.
-    ///   - priority: its place in its host's line; a call shared by several callers runs at the highest
-    ///     priority among them.
-    ///   - group: the screen (or other scope) whose cancellation cancels this caller; none by default.
-    ///   - dependencies: requests that must succeed first (handles or tasks); if one fails or is
-    ///     cancelled, this one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is
-    ///     never sent.
-    ///   - completion: gets the model or the error, once, on the main actor.
-    @discardableResult
-    public func sendOnMainActor<Model>(
-        _ request: Endpoint<Model>,
-        priority: RequestPriority = .normal,
-        group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = [],
-        completion: @escaping @MainActor @Sendable (Result<Model, ServiceError>) -> Void
-    ) -> RequestHandle {
-        // Through the main queue's own batches, so that dependents start once it has run.
-        enqueue(request, priority: priority, group: group, after: dependencies, callbacks: .main,
-                completion: .model { result in MainActor.assumeIsolated { completion(result) } })
     }
 
     // MARK: - The path of one request
@@ -189,7 +127,7 @@ public final class RequestScheduler: Sendable {
 
         /// Reads the call's result with the caller's own request (its status codes, its model),
         /// hands the caller what it asked for, and says how the caller ended.
-        func deliver(_ callResult: CallResult, readingWith request: Endpoint<Model>) -> RequestOutcome {
+        func deliver(_ callResult: CallResult, readingWith request: Endpoint<Model>) -> RequestHandle.Outcome {
             switch self {
             case .model(let completion):
                 do throws(ServiceError) {
@@ -197,7 +135,7 @@ public final class RequestScheduler: Sendable {
                     return .succeeded
                 } catch {
                     completion(.failure(error))
-                    return RequestOutcome(error)
+                    return RequestHandle.Outcome(error)
                 }
             case .reply(let completion):
                 return Self.deliverReply(callResult, readingWith: request, to: completion)
@@ -211,7 +149,7 @@ public final class RequestScheduler: Sendable {
             _ callResult: CallResult,
             readingWith request: Endpoint<Model>,
             to completion: @Sendable (Result<Reply<Model>, ServiceError>) -> Void
-        ) -> RequestOutcome {
+        ) -> RequestHandle.Outcome {
             do throws(ServiceError) {
                 let model = try model(of: callResult, readingWith: request)
                 let payload = try callResult.outcome.get()
@@ -219,7 +157,7 @@ public final class RequestScheduler: Sendable {
                 return .succeeded
             } catch {
                 completion(.failure(error))
-                return RequestOutcome(error)
+                return RequestHandle.Outcome(error)
             }
         }
 
@@ -233,7 +171,7 @@ public final class RequestScheduler: Sendable {
         _ request: Endpoint<Model>,
         priority: RequestPriority,
         group: RequestGroup?,
-        after dependencies: [any RequestDependency],
+        after dependencies: [RequestHandle],
         callbacks: CallbackQueue?,
         completion: Completion<Model>
     ) -> RequestHandle {
@@ -250,7 +188,6 @@ public final class RequestScheduler: Sendable {
         if dependencies.isEmpty {
             submit(handle, listingIn: group)
         } else {
-            let dependencies = dependencies.map(\.handle)
             let now = clock.uptimeNanoseconds
             feed { machine in
                 // Listed as it enters the machine (see `RequestGroup.insert`); those of its
@@ -271,7 +208,7 @@ public final class RequestScheduler: Sendable {
         return handle
     }
 
-    private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestHandle.ID, _ outcome: RequestOutcome) {
+    private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestHandle.ID, _ outcome: RequestHandle.Outcome) {
         switch outcome {
         case .succeeded:
             let now = clock.uptimeNanoseconds
@@ -529,7 +466,7 @@ public final class RequestScheduler: Sendable {
     }
 
     /// How many attempts the host of `url` may run at once now: ``hostBudget``, or fewer
-    /// while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
+    /// while its adaptive budget is lowered (``HostHealth/Policy/adaptsBudget``).
     ///
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {
@@ -585,7 +522,7 @@ public final class RequestScheduler: Sendable {
 
     // MARK: - Events
 
-    func record(_ outcome: RequestOutcome, of handle: RequestHandle, metrics: ResponseMetrics) {
+    func record(_ outcome: RequestHandle.Outcome, of handle: RequestHandle, metrics: ResponseMetrics) {
         switch outcome {
         case .succeeded: record(.succeeded(handle.eventCaller, metrics))
         case .failed(let error): record(.failed(handle.eventCaller, error, metrics))

@@ -57,7 +57,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// Your own decision on each failed attempt (an error, or a status of 400 or more), asked
     /// before the rules above; nil leaves them alone. See ``deciding(_:)``.
-    public var decider: RetryDecider?
+    var decider: Decider?
 
     /// This policy with your own decision on each failed attempt: retry a status or an error
     /// the rules pass over, give up on one they would retry, or leave it to them. `maxAttempts`
@@ -77,9 +77,9 @@ public struct RetryPolicy: Sendable, Equatable {
     /// ```
     ///
     /// - Parameter decide: what to do about each failed attempt; runs outside the scheduler's lock.
-    public func deciding(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) -> RetryPolicy {
+    public func deciding(_ decide: @escaping @Sendable (FailedAttempt) -> Decision) -> RetryPolicy {
         var policy = self
-        policy.decider = RetryDecider(decide)
+        policy.decider = Decider(decide)
         return policy
     }
 
@@ -105,7 +105,7 @@ public struct RetryPolicy: Sendable, Equatable {
     ) -> AttemptVerdict.Retry? {
         guard attempt < maxAttempts else { return nil }
         if let decider, Self.isFailure(outcome) {
-            switch decider.decide(RetryContext(attempt: attempt, method: method, outcome: outcome)) {
+            switch decider.decide(FailedAttempt(attempt: attempt, method: method, outcome: outcome)) {
             case .doNotRetry:
                 return nil
             case .retry(let after):
@@ -165,49 +165,46 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 }
 
-/// One failed attempt, as a ``RetryDecider`` sees it.
-public struct RetryContext: Sendable {
-    /// The number of the attempt that failed: 1 for the first.
-    public let attempt: Int
-    /// The request's method.
-    public let method: String
-    /// What the attempt produced: a response with a status of 400 or more, or an error.
-    public let outcome: Result<TransportResponse, ServiceError>
+extension RetryPolicy {
+    /// One failed attempt, as a decider of ``deciding(_:)`` sees it.
+    public struct FailedAttempt: Sendable {
+        /// The number of the attempt that failed: 1 for the first.
+        public let attempt: Int
+        /// The request's method.
+        public let method: String
+        /// What the attempt produced: a response with a status of 400 or more, or an error.
+        public let outcome: Result<TransportResponse, ServiceError>
 
-    /// The response's status, if there was a response.
-    public var statusCode: Int? { try? outcome.get().statusCode }
-    /// The error, if there was no response.
-    public var error: ServiceError? {
-        if case .failure(let error) = outcome { return error }
-        return nil
-    }
-}
-
-/// What a ``RetryDecider`` says about a failed attempt.
-public enum RetryDecision: Sendable, Equatable {
-    /// Try again: after `after` seconds, or nil for a 429's or 503's `Retry-After`, else the
-    /// policy's backoff.
-    case retry(after: TimeInterval? = nil)
-    /// Give up: the caller gets the attempt's outcome.
-    case doNotRetry
-    /// Let the policy's rules decide, as if there were no decider.
-    case usePolicy
-}
-
-/// Your own decision on failed attempts, for ``RetryPolicy/deciding(_:)``. Two policies are
-/// equal only if they hold the same decider.
-public final class RetryDecider: Sendable, Equatable {
-    let decide: @Sendable (RetryContext) -> RetryDecision
-
-    /// A decider that asks `decide`.
-    ///
-    /// - Parameter decide: what to do about each failed attempt.
-    public init(_ decide: @escaping @Sendable (RetryContext) -> RetryDecision) {
-        self.decide = decide
+        /// The response's status, if there was a response.
+        public var statusCode: Int? { try? outcome.get().statusCode }
+        /// The error, if there was no response.
+        public var error: ServiceError? {
+            if case .failure(let error) = outcome { return error }
+            return nil
+        }
     }
 
-    /// Whether both are the same decider.
-    public static func == (lhs: RetryDecider, rhs: RetryDecider) -> Bool {
-        lhs === rhs
+    /// What a decider of ``deciding(_:)`` says about a failed attempt.
+    public enum Decision: Sendable, Equatable {
+        /// Try again: after `after` seconds, or nil for a 429's or 503's `Retry-After`, else the
+        /// policy's backoff.
+        case retry(after: TimeInterval? = nil)
+        /// Give up: the caller gets the attempt's outcome.
+        case doNotRetry
+        /// Let the policy's rules decide, as if there were no decider.
+        case usePolicy
+    }
+
+    /// A decider, boxed so that two policies are equal only if they hold the same one.
+    final class Decider: Sendable, Equatable {
+        let decide: @Sendable (FailedAttempt) -> Decision
+
+        init(_ decide: @escaping @Sendable (FailedAttempt) -> Decision) {
+            self.decide = decide
+        }
+
+        static func == (lhs: Decider, rhs: Decider) -> Bool {
+            lhs === rhs
+        }
     }
 }

@@ -34,26 +34,21 @@ public protocol SchedulerTimer: Sendable {
     func stop()
 }
 
-/// The system's clock: `DispatchTime` for uptime, a dispatch timer source for the timer.
-public struct SystemClock: SchedulerClock {
-    /// The system clock.
-    public init() {}
+/// The system's clock, every scheduler's unless its configuration gives another:
+/// `DispatchTime` for uptime, a dispatch timer source for the timer.
+package struct SystemClock: SchedulerClock {
+    package var uptimeNanoseconds: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// `DispatchTime.now().uptimeNanoseconds`.
-    public var uptimeNanoseconds: UInt64 { DispatchTime.now().uptimeNanoseconds }
+    package var now: Date { Date() }
 
-    /// `Date()`.
-    public var now: Date { Date() }
-
-    /// A dispatch timer source on a serial queue of its own.
-    public func makeTimer() -> any SchedulerTimer {
+    package func makeTimer() -> any SchedulerTimer {
         DispatchTimer()
     }
 }
 
 extension SchedulerClock where Self == SystemClock {
     /// The system's clock.
-    public static var system: SystemClock { SystemClock() }
+    package static var system: SystemClock { SystemClock() }
 }
 
 /// The system clock's timer.

@@ -95,7 +95,7 @@ struct SchedulerMachine<CallerHandle> {
     /// How long the outcome of a keyed call whose callers all left is kept, in nanoseconds.
     let keptOutcomeWindow: UInt64
     /// When a host is paused.
-    let healthPolicy: HostHealthPolicy
+    let healthPolicy: HostHealth.Policy
     /// Rate limits by host name (`api.example.com`), lowercased.
     let rateLimits: [String: RateLimit]
 
@@ -132,7 +132,7 @@ struct SchedulerMachine<CallerHandle> {
         maximumWaits: [RequestPriority: TimeInterval] = [:],
         lineLimit: Int? = nil,
         keptOutcomeWindow: TimeInterval = 10,
-        healthPolicy: HostHealthPolicy = .never,
+        healthPolicy: HostHealth.Policy = .never,
         rateLimits: [String: RateLimit] = [:],
         jitterSeed: UInt64
     ) {
@@ -291,7 +291,7 @@ struct SchedulerMachine<CallerHandle> {
         var failurePauses = 0
         let rateLimit: RateLimit?
         /// Its adaptive budget, fractional so that it grows by a slot per budget's worth of
-        /// answers (see ``HostHealthPolicy/adaptsBudget``).
+        /// answers (see ``HostHealth/Policy/adaptsBudget``).
         var window: Double
         /// Rate-limit tokens left as of `refilledAt` (nil: the bucket is full).
         var tokens = 0.0

@@ -87,7 +87,7 @@ struct FuzzRun {
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
                                maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:],
                                lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
-                               healthPolicy: HostHealthPolicy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4,
+                               healthPolicy: HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4,
                                                               adaptsBudget: seed.isMultiple(of: 5)),
                                rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": RateLimit(requestsPerSecond: 4, burst: 2)])
         driver.judgesExpiriesAtOnce = false

@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func aFailedProbePausesTheHostAgainForLonger() {
-        let policy = HostHealthPolicy(failuresBeforePause: 2, pauseAfterFailures: 1)
+        let policy = HostHealth.Policy(failuresBeforePause: 2, pauseAfterFailures: 1)
         var driver = MachineDriver(budget: 2, healthPolicy: policy)
         driver.send("a", "/a")
         driver.send("b", "/b")
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func anAnswerResetsTheFailuresInARow() {
-        var driver = MachineDriver(budget: 1, healthPolicy: HostHealthPolicy(failuresBeforePause: 2))
+        var driver = MachineDriver(budget: 1, healthPolicy: HostHealth.Policy(failuresBeforePause: 2))
         for (index, outcome) in [Self.lost, nil, Self.lost].enumerated() {
             driver.send("c\(index)", "/\(index)")
             driver.end("task \(index + 1)", error: outcome)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func anAdaptiveBudgetHalvesOnStrainAndGrowsBackWithAnswers() {
-        var driver = MachineDriver(budget: 4, healthPolicy: HostHealthPolicy(pausesOnRetryAfter: false, adaptsBudget: true))
+        var driver = MachineDriver(budget: 4, healthPolicy: HostHealth.Policy(pausesOnRetryAfter: false, adaptsBudget: true))
         for index in 0..<8 { driver.send("c\(index)", "/\(index)") }
         #expect(driver.started.count == 4)
         driver.end("task 1", status: 503)
