@@ -40,7 +40,7 @@ struct Endpoint<Model: Sendable>: Sendable {
 
 /// The model-independent half of a request: how to prepare, share and retry it. A class,
 /// because a caller's handle, its delivery and its network call all keep it.
-final class Submission: Sendable {
+final class Submission: Sendable, Equatable {
     /// Where the request comes from.
     enum Source: Sendable {
         /// A client's resource, built when it is about to be scheduled.
@@ -136,4 +136,9 @@ final class Submission: Sendable {
         case .urlRequest(let request): try .checked(request)
         }
     }
+}
+
+extension Submission {
+    /// The same submission: one is made per send, and shared by its call's attempts.
+    static func == (lhs: Submission, rhs: Submission) -> Bool { lhs === rhs }
 }

@@ -10,9 +10,9 @@ import FoundationNetworking
 /// body), which are all the dedup key needs, and becomes a `URLRequest` only when its call
 /// gets a budget slot, on the operation's thread. A `URLRequest` a caller built itself is
 /// kept as it is, so none of its other settings (cache policy, a body stream…) are lost.
-struct PreparedRequest: Sendable {
+struct PreparedRequest: Sendable, Equatable {
     /// A request by its parts, as a client makes it.
-    struct Parts: Sendable {
+    struct Parts: Sendable, Equatable {
         var method: String
         /// An absolute URL that `URL(string:)` accepts.
         var url: String
@@ -21,7 +21,7 @@ struct PreparedRequest: Sendable {
         var timeout: TimeInterval
     }
 
-    private enum Form: Sendable {
+    private enum Form: Sendable, Equatable {
         case parts(Parts)
         case built(URLRequest)
     }
@@ -146,5 +146,12 @@ struct PreparedRequest: Sendable {
         guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
         return "\(scheme)://\(host.lowercased()):\(port)"
+    }
+}
+
+extension PreparedRequest {
+    /// The same request: the same host, and the same parts or `URLRequest`.
+    static func == (lhs: PreparedRequest, rhs: PreparedRequest) -> Bool {
+        lhs.storage === rhs.storage || (lhs.host == rhs.host && lhs.form == rhs.form)
     }
 }

@@ -106,7 +106,7 @@ struct DecodingIdentity: Hashable, Sendable {
 }
 
 /// The decodes made for one shared response, by identity, for the callers that follow.
-final class SharedDecodes: Sendable {
+final class SharedDecodes: Sendable, Equatable {
     private let decoded = Locked<[DecodingIdentity: Result<any Sendable, ServiceError>]>([:])
 
     func value<Model: Sendable>(
@@ -121,4 +121,9 @@ final class SharedDecodes: Sendable {
         decoded.withLock { $0[identity] = result.map { $0 } }
         return try result.get()
     }
+}
+
+extension SharedDecodes {
+    /// The same cache: shared by the callers of one call.
+    static func == (lhs: SharedDecodes, rhs: SharedDecodes) -> Bool { lhs === rhs }
 }

@@ -3,7 +3,7 @@
 /// Kept as the very dictionary a `URLRequest` takes, so building one copies nothing, and the
 /// client's defaults are shared by all its requests until one adds a header. A request has a
 /// handful of headers, so a lookup walks them instead of keeping a second, lowercased index.
-struct HeaderFields: Sendable {
+struct HeaderFields: Sendable, Equatable {
     private(set) var dictionary: [String: String] = [:]
 
     init(_ headers: [String: String]) {

@@ -40,3 +40,10 @@ struct SmallBatch<Element>: Sequence {
 }
 
 extension SmallBatch: Sendable where Element: Sendable {}
+extension SmallBatch: Equatable where Element: Equatable {}
+
+extension SmallBatch: ExpressibleByArrayLiteral {
+    init(arrayLiteral elements: Element...) {
+        for element in elements { append(element) }
+    }
+}

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// A response as it came off the wire.
-public struct TransportResponse: Sendable {
+public struct TransportResponse: Sendable, Equatable {
     /// The body, empty when the server sent none.
     public let data: Data
     /// The status and headers.

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// transport hands over the status and the fields, and the Foundation type is built only if a
 /// caller asks for ``httpResponse``: on Linux making one costs more than the scheduler's own
 /// work for a request.
-public struct ResponseHead: Sendable {
+public struct ResponseHead: Sendable, Equatable {
     /// The URL that answered: the last one, after redirects.
     public let url: URL
     /// The status code.
@@ -89,5 +89,13 @@ public struct ResponseHead: Sendable {
             return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: version, headerFields: headers)
                 ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: headers)!
         }
+    }
+}
+
+extension ResponseHead {
+    /// Whether both have the same URL, status and fields (names compared whatever their
+    /// case), whichever transport read them.
+    public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
+        lhs.url == rhs.url && lhs.statusCode == rhs.statusCode && lhs.lowercasedHeaders == rhs.lowercasedHeaders
     }
 }

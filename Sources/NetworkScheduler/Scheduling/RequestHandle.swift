@@ -181,13 +181,13 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Delivers many callers' outcomes, in order, with one hop to each callback queue: for a
     /// call's joiners.
-    static func complete(_ deliveries: SmallBatch<(RequestHandle, CallResult)>) {
+    static func complete(_ deliveries: SmallBatch<SchedulerMachine<RequestHandle>.Delivery>) {
         guard deliveries.count > 1 else {
-            for (handle, result) in deliveries { handle.complete(with: result) }
+            for delivery in deliveries { delivery.caller.complete(with: delivery.result) }
             return
         }
-        for (callbacks, queued) in claim(deliveries, handle: { $0.0 }, deliverNow: { item in item.0.deliverNow(item.1) }) {
-            callbacks.run(queued.lazy.map { .one($0.0, $0.1) })
+        for (callbacks, queued) in claim(deliveries, handle: \.caller, deliverNow: { $0.caller.deliverNow($0.result) }) {
+            callbacks.run(queued.lazy.map { .one($0.caller, $0.result) })
         }
     }
 
@@ -268,7 +268,7 @@ extension RequestHandle {
 }
 
 /// What a network call produced for one caller.
-struct CallResult: Sendable {
+struct CallResult: Sendable, Equatable {
     var outcome: Result<TransportResponse, ServiceError>
     /// Its waits and sharing, as the machine measured them; see ``metrics``.
     var measured = ResponseMetrics()

@@ -312,23 +312,27 @@ public final class RequestScheduler: Sendable {
         let (result, actions, effects, drained) = state.withLock { core in
             if let attempt { core.operations.ended(attempt) }
             let (result, actions) = event(&core.machine)
+            let locked = actions.locked
             var effects = OperationEffects()
-            for start in actions.starts { core.operations.started(start.id) }
-            for attempt in actions.cancels {
+            for start in locked.starts { core.operations.started(start.id) }
+            for attempt in locked.cancels {
                 if let operation = core.operations.cancel(attempt) { effects.cancels.append(operation) }
             }
-            for attempt in actions.deadlinePassed {
+            for attempt in locked.deadlinePassed {
                 if let operation = core.operations.cancel(attempt, isOver: true) { effects.cancels.append(operation) }
             }
-            for (attempt, priority) in actions.reprioritized {
-                if let operation = core.operations.reprioritize(attempt, to: priority) { effects.reprioritized.append((operation, priority)) }
+            for change in locked.reprioritized {
+                if let operation = core.operations.reprioritize(change.attempt, to: change.priority) {
+                    effects.reprioritized.append((operation, change.priority))
+                }
             }
-            // Armed under the lock, so that two events cannot arm it out of order.
-            if let uptime = actions.armTimer { timer.arm(at: uptime) }
+            if let uptime = locked.armTimer { timer.arm(at: uptime) }
             if isMonitored {
-                for start in actions.starts { effects.callers[start.id.call] = core.machine.callerIDs(of: start.id.call) }
-                for retry in actions.retries { effects.callers[retry.call] = core.machine.callerIDs(of: retry.call) }
-                for promotion in actions.promotions { effects.callers[promotion.0] = core.machine.callerIDs(of: promotion.0) }
+                for start in locked.starts { effects.callers[start.id.call] = core.machine.callerIDs(of: start.id.call) }
+                for retry in actions.unlocked.retries { effects.callers[retry.call] = core.machine.callerIDs(of: retry.call) }
+                for promotion in actions.unlocked.promotions {
+                    effects.callers[promotion.call] = core.machine.callerIDs(of: promotion.call)
+                }
             }
             return (result, actions, effects, core.idleDrainWaiters())
         }
@@ -344,31 +348,35 @@ public final class RequestScheduler: Sendable {
         feed(ending: attempt) { machine in ((), event(&machine)) }
     }
 
+    /// What the machine left for after the lock: the operations found under it, the
+    /// attempts it started, then the rest, in ``SchedulerMachine/Actions/Unlocked``'s order.
     private func perform(_ actions: Machine.Actions, _ effects: OperationEffects) {
         for operation in effects.cancels { operation.cancel() }
         for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
-        if actions.starts.count > 0 { run(actions.starts, callers: effects.callers) }
-        if !actions.cancelled.isEmpty {
-            RequestHandle.complete(actions.cancelled, with: .failure(.cancelled))
+        if actions.locked.starts.count > 0 { run(actions.locked.starts, callers: effects.callers) }
+        let unlocked = actions.unlocked
+        if !unlocked.cancelled.isEmpty {
+            RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
         }
-        if actions.deliveries.count > 0 {
-            RequestHandle.complete(actions.deliveries)
+        if unlocked.deliveries.count > 0 {
+            RequestHandle.complete(unlocked.deliveries)
         }
-        for retry in actions.retries {
+        for retry in unlocked.retries {
             record(.retried(Self.eventCall(retry.request, callers: effects.callers[retry.call] ?? []), attempt: retry.attempt,
                             after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
-        for refresh in actions.refreshes { refreshToken(refresh) }
-        for expiry in actions.expiries { judge(expiry) }
-        for (call, request, from, to) in actions.promotions {
-            record(.promoted(Self.eventCall(request, callers: effects.callers[call] ?? []), from: from, to: to))
+        for refresh in unlocked.refreshes { refreshToken(refresh) }
+        for expiry in unlocked.expiries { judge(expiry) }
+        for promotion in unlocked.promotions {
+            record(.promoted(Self.eventCall(promotion.request, callers: effects.callers[promotion.call] ?? []),
+                             from: promotion.from, to: promotion.to))
         }
-        for (request, outcome) in actions.kept {
-            record(.outcomeKept(Self.eventCall(request, callers: []), outcome.map(\.statusCode)))
+        for kept in unlocked.kept {
+            record(.outcomeKept(Self.eventCall(kept.request, callers: []), kept.outcome.map(\.statusCode)))
         }
-        if actions.healthChanges.count > 0 {
+        if unlocked.healthChanges.count > 0 {
             let now = clock.uptimeNanoseconds
-            for change in actions.healthChanges {
+            for change in unlocked.healthChanges {
                 record(.hostHealthChanged(host: change.host, health(change.availability, now: now)))
             }
         }

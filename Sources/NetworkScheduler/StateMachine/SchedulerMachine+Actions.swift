@@ -41,7 +41,7 @@ extension SchedulerMachine {
     }
 
     /// A call that will be tried again, for the event monitors.
-    struct Retry {
+    struct Retry: Equatable {
         let call: CallID
         let request: PreparedRequest
         let attempt: Int
@@ -50,34 +50,89 @@ extension SchedulerMachine {
         let outcome: Result<TransportResponse, ServiceError>
     }
 
-    /// What the scheduler must do after an event, once it has released its lock.
+    /// A running attempt whose call's priority changed, with the new one, for its task.
+    struct Reprioritization: Equatable {
+        let attempt: AttemptID
+        let priority: RequestPriority
+    }
+
+    /// A caller whose outcome is decided, with what it gets.
+    struct Delivery {
+        let caller: CallerHandle
+        let result: CallResult
+    }
+
+    /// A call promoted after waiting too long, for the monitors: its request, and the rank it
+    /// rose from and to.
+    struct Promotion: Equatable {
+        let call: CallID
+        let request: PreparedRequest
+        let from: RequestPriority
+        let to: RequestPriority
+    }
+
+    /// A keyed call that ran on after its callers left, with its outcome, which is kept for
+    /// identical requests.
+    struct KeptOutcome: Equatable {
+        let request: PreparedRequest
+        let outcome: Result<TransportResponse, ServiceError>
+    }
+
+    /// What the scheduler must do after an event: each event returns one.
     struct Actions {
-        /// Attempts that got a budget slot.
-        var starts = SmallBatch<AttemptStart>()
-        /// Attempts whose callers all left: cancel their tasks, which still report their end.
-        var cancels = SmallBatch<AttemptID>()
-        /// Attempts ended at their deadline: cancel their tasks. The machine is done with them,
-        /// whether or not they ever report.
-        var deadlinePassed = SmallBatch<AttemptID>()
-        /// Running attempts whose call's priority changed, with the new one, for their tasks.
-        var reprioritized = SmallBatch<(AttemptID, RequestPriority)>()
-        /// Callers whose outcome is decided, with what each gets.
-        var deliveries = SmallBatch<(CallerHandle, CallResult)>()
-        /// Callers that were cancelled: each gets `.cancelled`.
-        var cancelled: [CallerHandle] = []
-        /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:date:)``.
-        var armTimer: UInt64?
-        var refreshes = SmallBatch<TokenRefresh>()
-        /// Calls promoted after waiting too long, for the monitors: the call, its request, and
-        /// the rank it rose from and to.
-        var promotions = SmallBatch<(CallID, PreparedRequest, from: RequestPriority, to: RequestPriority)>()
-        var retries = SmallBatch<Retry>()
-        /// Keyed calls that ran on after their callers left, with their outcome, which is kept
-        /// for identical requests.
-        var kept = SmallBatch<(PreparedRequest, Result<TransportResponse, ServiceError>)>()
-        /// Hosts paused, probing or available again.
-        var healthChanges = SmallBatch<HealthChange>()
-        /// Attempts ended at their deadline, whose calls wait for the verdict on it.
-        var expiries = SmallBatch<Expiry>()
+        /// What the scheduler does before it releases its lock, so that the next event finds
+        /// it done: its store of attempts' operations and its timer then follow the machine's
+        /// order, whichever thread feeds the next event.
+        struct Locked {
+            /// Attempts that got a budget slot: noted under the lock (a cancellation decided
+            /// before its operation exists waits there for it); their operations are made and
+            /// run after it.
+            var starts = SmallBatch<AttemptStart>()
+            /// Attempts whose callers all left: their operations, found under the lock, are
+            /// cancelled after it, and still report their end.
+            var cancels = SmallBatch<AttemptID>()
+            /// Attempts ended at their deadline: forgotten under the lock, their operations
+            /// cancelled after it. The machine is done with them, whether or not they report.
+            var deadlinePassed = SmallBatch<AttemptID>()
+            /// Running attempts whose call's priority changed, for their tasks.
+            var reprioritized = SmallBatch<Reprioritization>()
+            /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:)``.
+            var armTimer: UInt64?
+        }
+
+        /// What the scheduler does after releasing its lock, in this order.
+        struct Unlocked {
+            /// Callers that were cancelled: each gets `.cancelled`.
+            var cancelled: [CallerHandle] = []
+            /// Callers whose outcome is decided, with what each gets.
+            var deliveries = SmallBatch<Delivery>()
+            /// Calls to be tried again, for the event monitors.
+            var retries = SmallBatch<Retry>()
+            /// Token refreshes to run, each reported with
+            /// ``SchedulerMachine/tokenRefreshed(_:rebuilt:now:)``.
+            var refreshes = SmallBatch<TokenRefresh>()
+            /// Attempts ended at their deadline, whose calls wait for the verdict on it.
+            var expiries = SmallBatch<Expiry>()
+            /// For the event monitors: calls promoted, outcomes kept, hosts paused, probing or
+            /// available again.
+            var promotions = SmallBatch<Promotion>()
+            var kept = SmallBatch<KeptOutcome>()
+            var healthChanges = SmallBatch<HealthChange>()
+        }
+
+        var locked = Locked()
+        var unlocked = Unlocked()
     }
 }
+
+extension SchedulerMachine.AttemptStart: Equatable {}
+extension SchedulerMachine.Expiry: Equatable {}
+extension SchedulerMachine.TokenRefresh: Equatable {}
+extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.Actions.Locked: Equatable {}
+extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.Actions: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable {}

@@ -69,11 +69,11 @@ extension SchedulerMachine {
         for callID in backedOff { line(callID, now: now, into: &actions) }
         for id in late {
             if let handle = leave(id, now: now, into: &actions) {
-                actions.deliveries.append((handle, .failure(.deadlineExceeded)))
+                actions.unlocked.deliveries.append(Delivery(caller: handle, result: .failure(.deadlineExceeded)))
             }
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
-            actions.deadlinePassed.append(AttemptID(call: callID, serial: running.serial))
+            actions.locked.deadlinePassed.append(AttemptID(call: callID, serial: running.serial))
             end(callID, running, with: .failure(.timedOut), verdict: nil, now: now, into: &actions)
         }
         hostsToFill.removeAll(keepingCapacity: true)
@@ -91,7 +91,7 @@ extension SchedulerMachine {
         call.promotions += 1
         call.rankSince = now
         line(callID, now: now, into: &actions)
-        actions.promotions.append((callID, call.request, from, call.rank ?? from))
+        actions.unlocked.promotions.append(Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from))
     }
 
     /// A token refresh for `callID` ended: its request, rebuilt with the new token, is sent
@@ -147,7 +147,7 @@ extension SchedulerMachine {
             decide(callID, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
         } else {
             call.attempt = .expired(started: running.started)
-            actions.expiries.append(Expiry(id: AttemptID(call: callID, serial: running.serial), request: call.request,
+            actions.unlocked.expiries.append(Expiry(id: AttemptID(call: callID, serial: running.serial), request: call.request,
                                            submission: call.submission, attemptNumber: call.attemptNumber))
         }
     }
@@ -165,14 +165,14 @@ extension SchedulerMachine {
         let call = calls[callID.slot]
         if case .unauthorized = verdict.kind, !call.replayedWithNewToken {
             call.replayedWithNewToken = true
-            actions.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
+            actions.unlocked.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
                                                   idempotencyKey: call.idempotencyKey))
-            actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
             return
         }
         if isOffline, verdict.kind == .unreachable {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
-            actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
             line(callID, now: now, into: &actions)
             return
         }
@@ -183,7 +183,7 @@ extension SchedulerMachine {
             case .backoff: retry.delay(jitter: Double.random(in: 0...1, using: &jitter))
             }
             call.attemptNumber += 1
-            actions.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
             if delay > 0 {
                 setTimer(.call(callID), at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {
@@ -220,9 +220,8 @@ extension SchedulerMachine {
                 queuedDuration: seconds(from: since, to: attemptStart ?? now),
                 networkDuration: attemptStart.map { seconds(from: $0, to: now) } ?? 0
             )
-            actions.deliveries.append((caller.handle, CallResult(outcome: outcome, measured: metrics,
-                                                                 idempotencyKey: call.idempotencyKey,
-                                                                 sharedDecodes: sharedDecodes)))
+            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: CallResult(
+                outcome: outcome, measured: metrics, idempotencyKey: call.idempotencyKey, sharedDecodes: sharedDecodes)))
         }
     }
 
@@ -237,7 +236,7 @@ extension SchedulerMachine {
         into actions: inout Actions
     ) {
         let call = calls[callID.slot]
-        actions.kept.append((call.request, outcome))
+        actions.unlocked.kept.append(KeptOutcome(request: call.request, outcome: outcome))
         guard keptOutcomeWindow > 0, call.key != nil else {
             forget(callID, now: now, into: &actions)
             return
@@ -264,7 +263,7 @@ extension SchedulerMachine {
 
     private mutating func arm(_ uptime: UInt64, into actions: inout Actions) {
         armedFor = uptime
-        actions.armTimer = uptime
+        actions.locked.armTimer = uptime
     }
 
 }
@@ -272,18 +271,18 @@ extension SchedulerMachine {
 extension SchedulerMachine.Actions {
     /// Adds another event's actions to these.
     mutating func merge(_ other: Self) {
-        starts.append(contentsOf: other.starts)
-        cancels.append(contentsOf: other.cancels)
-        deadlinePassed.append(contentsOf: other.deadlinePassed)
-        deliveries.append(contentsOf: other.deliveries)
-        reprioritized.append(contentsOf: other.reprioritized)
-        cancelled.append(contentsOf: other.cancelled)
-        if let time = other.armTimer { armTimer = min(armTimer ?? .max, time) }
-        refreshes.append(contentsOf: other.refreshes)
-        promotions.append(contentsOf: other.promotions)
-        healthChanges.append(contentsOf: other.healthChanges)
-        expiries.append(contentsOf: other.expiries)
-        kept.append(contentsOf: other.kept)
-        retries.append(contentsOf: other.retries)
+        locked.starts.append(contentsOf: other.locked.starts)
+        locked.cancels.append(contentsOf: other.locked.cancels)
+        locked.deadlinePassed.append(contentsOf: other.locked.deadlinePassed)
+        locked.reprioritized.append(contentsOf: other.locked.reprioritized)
+        if let time = other.locked.armTimer { locked.armTimer = min(locked.armTimer ?? .max, time) }
+        unlocked.deliveries.append(contentsOf: other.unlocked.deliveries)
+        unlocked.cancelled.append(contentsOf: other.unlocked.cancelled)
+        unlocked.refreshes.append(contentsOf: other.unlocked.refreshes)
+        unlocked.expiries.append(contentsOf: other.unlocked.expiries)
+        unlocked.retries.append(contentsOf: other.unlocked.retries)
+        unlocked.promotions.append(contentsOf: other.unlocked.promotions)
+        unlocked.kept.append(contentsOf: other.unlocked.kept)
+        unlocked.healthChanges.append(contentsOf: other.unlocked.healthChanges)
     }
 }

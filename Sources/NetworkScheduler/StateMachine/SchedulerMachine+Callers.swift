@@ -3,7 +3,7 @@ import Foundation
 // The events of callers: they arrive, wait for dependencies, attach to calls, and leave.
 extension SchedulerMachine {
     /// What became of a caller whose request was ready.
-    enum Attachment {
+    enum Attachment: Equatable {
         /// It had left before it could attach.
         case gone
         /// It joined the identical call in flight.
@@ -91,8 +91,8 @@ extension SchedulerMachine {
             if case .kept(let outcome, _) = calls[callID.slot].attempt {
                 removeCaller(id)
                 let metrics = ResponseMetrics(wasShared: true)
-                actions.deliveries.append((caller.handle, CallResult(outcome: outcome, measured: metrics,
-                                                                     idempotencyKey: calls[callID.slot].idempotencyKey)))
+                actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: CallResult(
+                    outcome: outcome, measured: metrics, idempotencyKey: calls[callID.slot].idempotencyKey)))
                 return (.joined(callID), actions)
             }
             callers[id.slot].stage = .attached(callID, since: now)
@@ -140,7 +140,7 @@ extension SchedulerMachine {
     mutating func cancel(_ ids: some Sequence<CallerID>, now: UInt64) -> Actions {
         var actions = Actions()
         for id in ids {
-            if let handle = leave(id, now: now, into: &actions) { actions.cancelled.append(handle) }
+            if let handle = leave(id, now: now, into: &actions) { actions.unlocked.cancelled.append(handle) }
         }
         fillHosts(now: now, into: &actions)
         return actions
@@ -234,7 +234,7 @@ extension SchedulerMachine {
         switch calls[callID.slot].attempt {
         case .running(let running):
             calls[callID.slot].attempt = .abandoned(running)
-            actions.cancels.append(AttemptID(call: callID, serial: running.serial))
+            actions.locked.cancels.append(AttemptID(call: callID, serial: running.serial))
             return
         case .waiting:
             leaveLine(callID)

@@ -14,7 +14,7 @@ extension SchedulerMachine {
     }
 
     /// A host's health changed: for the monitors, and for ``RequestScheduler/health(of:)``.
-    struct HealthChange {
+    struct HealthChange: Equatable {
         let host: String
         let availability: Availability
     }
@@ -131,6 +131,6 @@ extension SchedulerMachine {
 
     private mutating func setAvailability(_ availability: Availability, of host: Int, into actions: inout Actions) {
         hosts[host].availability = availability
-        actions.healthChanges.append(HealthChange(host: hosts[host].name, availability: availability))
+        actions.unlocked.healthChanges.append(HealthChange(host: hosts[host].name, availability: availability))
     }
 }

@@ -98,7 +98,7 @@ extension SchedulerMachine {
             guard let entry = hosts[host].line.popFirst(from: minimum) else { break }
             guard Self.isLive(entry, in: calls) else { continue }
             hosts[host].waiting -= 1
-            actions.starts.append(begin(entry.call, now: now, into: &actions))
+            actions.locked.starts.append(begin(entry.call, now: now, into: &actions))
         }
         if hosts[host].waiting == 0 { hosts[host].line.removeAll() }
     }
@@ -167,7 +167,7 @@ extension SchedulerMachine {
             line(callID, now: since, into: &actions)
         case .running(let running):
             if let after = call.priorities.highest, after != before {
-                actions.reprioritized.append((AttemptID(call: callID, serial: running.serial), after))
+                actions.locked.reprioritized.append(Reprioritization(attempt: AttemptID(call: callID, serial: running.serial), priority: after))
             }
         case .waiting, .between, .expired, .abandoned, .held, .inLane, .kept:
             break

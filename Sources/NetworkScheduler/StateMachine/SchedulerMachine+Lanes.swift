@@ -41,7 +41,7 @@ extension SchedulerMachine {
             // Not through `cancel`, an event of its own, which would fill hosts halfway
             // through this one.
             for caller in queue.behind.flatMap({ Array(calls[$0.slot].callers) }) {
-                if let handle = leave(caller, now: now, into: &actions) { actions.cancelled.append(handle) }
+                if let handle = leave(caller, now: now, into: &actions) { actions.unlocked.cancelled.append(handle) }
             }
             return
         }

@@ -66,7 +66,9 @@ enum TimerKey: Hashable, Sendable {
 /// no HTTP. Time (uptime nanoseconds) comes in with the events, an attempt's result already
 /// read (``AttemptVerdict``), and backoff jitter from a generator seeded once, at its making;
 /// what must happen (start an attempt, cancel one, deliver, arm the timer, refresh a token)
-/// goes out as ``Actions``, which ``RequestScheduler`` performs after releasing its lock.
+/// goes out as ``Actions``: its ``Actions/Locked`` part, which ``RequestScheduler`` applies to
+/// its operations and timer before releasing its lock, and its ``Actions/Unlocked`` part,
+/// performed after. Each event returns its own value, which tests compare.
 ///
 /// `CallerHandle` is what the scheduler attaches to a caller (a ``RequestHandle``): the machine
 /// only hands it back. Attempts are named by their ``AttemptID``; their operations are the

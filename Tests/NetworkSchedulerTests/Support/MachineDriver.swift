@@ -251,7 +251,8 @@ struct MachineDriver {
     // MARK: - Performing actions
 
     mutating func perform(_ actions: Machine.Actions) {
-        for start in actions.starts {
+        let (locked, unlocked) = (actions.locked, actions.unlocked)
+        for start in locked.starts {
             checkStartOrder(of: start.id.call, at: start.rank)
             let task = "task \(started.count + 1)"
             started.append(task)
@@ -259,20 +260,20 @@ struct MachineDriver {
             tasks[start.id] = task
             taskPriorities[task] = start.priority
         }
-        cancelledTasks.append(contentsOf: (Array(actions.cancels) + Array(actions.deadlinePassed)).map { tasks[$0]! })
-        for (attempt, priority) in actions.reprioritized { taskPriorities[tasks[attempt]!] = priority }
+        cancelledTasks.append(contentsOf: (Array(locked.cancels) + Array(locked.deadlinePassed)).map { tasks[$0]! })
+        for change in locked.reprioritized { taskPriorities[tasks[change.attempt]!] = change.priority }
         checkTaskPriorities()
-        for (caller, result) in actions.deliveries {
-            record(caller, result.outcome.map(\.statusCode))
+        if let armTimer = locked.armTimer { armedFor = armTimer }
+        for delivery in unlocked.deliveries {
+            record(delivery.caller, delivery.result.outcome.map(\.statusCode))
         }
-        for caller in actions.cancelled { record(caller, .failure(.cancelled)) }
-        if let armTimer = actions.armTimer { armedFor = armTimer }
-        for (_, request, _, to) in actions.promotions { promotions.append((request.urlRequest.url?.path ?? "", to)) }
-        refreshes.append(contentsOf: actions.refreshes)
-        for change in actions.healthChanges { healthChanges.append((change.host, change.availability)) }
-        for (request, _) in actions.kept { kept.append(request.urlRequest.url?.path ?? "") }
+        for caller in unlocked.cancelled { record(caller, .failure(.cancelled)) }
+        refreshes.append(contentsOf: unlocked.refreshes)
+        for promotion in unlocked.promotions { promotions.append((promotion.request.urlRequest.url?.path ?? "", promotion.to)) }
+        for change in unlocked.healthChanges { healthChanges.append((change.host, change.availability)) }
+        for outcome in unlocked.kept { kept.append(outcome.request.urlRequest.url?.path ?? "") }
         recordLineArrivals()
-        pendingExpiries.append(contentsOf: actions.expiries)
+        pendingExpiries.append(contentsOf: unlocked.expiries)
         if judgesExpiriesAtOnce {
             while let expiry = pendingExpiries.first { judgeExpiry(expiry) }
         }

@@ -1,0 +1,246 @@
+import Foundation
+@testable import NetworkScheduler
+
+import Testing
+
+/// Each event of the machine, fed to a bare machine, and the whole value it returns compared
+/// with the one expected: what must happen under the scheduler's lock (attempts started,
+/// cancelled, re-ranked; the timer) and what runs after it (deliveries, refreshes, events).
+@Suite struct MachineActionsTests {
+    typealias Machine = SchedulerMachine<String>
+    typealias Actions = Machine.Actions
+
+    private var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, jitterSeed: 1)
+    private let now: UInt64 = 1_000_000_000
+    private static let timeout: TimeInterval = 60
+
+    /// A request to `path` of `https://api.test`, its submission and its dedup key.
+    private static func request(_ path: String, method: String = "GET") -> (PreparedRequest, Submission, CallKey?) {
+        let (request, key) = MachineDriver.request(method, "https://api.test" + path, shared: true, timeout: timeout)
+        return (request, MachineDriver.submission(request), key)
+    }
+
+    private mutating func submit(_ caller: String, _ path: String, priority: RequestPriority = .normal,
+                                 at uptime: UInt64? = nil) -> (CallerID, Machine.Attachment, Actions, PreparedRequest, Submission) {
+        let (request, submission, key) = Self.request(path)
+        let (id, attachment, actions) = machine.submit(caller, priority: priority, request: request, submission: submission,
+                                                       key: key, now: uptime ?? now)
+        return (id, attachment, actions, request, submission)
+    }
+
+    private func start(_ call: CallID, _ request: PreparedRequest, _ submission: Submission, serial: Int = 1,
+                       waitingSince: UInt64, priority: RequestPriority = .normal, attemptNumber: Int = 1) -> Machine.AttemptStart {
+        Machine.AttemptStart(id: AttemptID(call: call, serial: serial), request: request, submission: submission,
+                             waitingSince: waitingSince, priority: priority, rank: priority, attemptNumber: attemptNumber)
+    }
+
+    private static func ok(_ status: Int = 200) -> TransportResponse {
+        MachineDriver.response(status: status)
+    }
+
+    private static func seconds(_ value: Double) -> UInt64 { UInt64(value * 1_000_000_000) }
+
+    @Test mutating func aNewCallerMakesACallThatStartsWithItsDeadlineArmed() throws {
+        let (_, attachment, actions, request, submission) = submit("a", "/users/1")
+
+        guard case .created(let call) = attachment else { throw Failure("expected a new call, got \(attachment)") }
+        var expected = Actions()
+        expected.locked.starts = [start(call, request, submission, waitingSince: now)]
+        expected.locked.armTimer = now + Self.seconds(Self.timeout)
+        #expect(actions == expected)
+    }
+
+    @Test mutating func anIdenticalCallerJoinsAndNothingHappens() {
+        let (_, first, _, _, _) = submit("a", "/users/1")
+        let (_, second, actions, _, _) = submit("b", "/users/1")
+
+        guard case .created(let call) = first else { Issue.record("expected a new call"); return }
+        #expect(second == .joined(call))
+        #expect(actions == Actions())
+    }
+
+    @Test mutating func aCallBeyondTheBudgetWaitsInItsLine() {
+        _ = submit("a", "/users/1")
+        let (_, attachment, actions, _, _) = submit("b", "/users/2")
+
+        guard case .created = attachment else { Issue.record("expected a new call"); return }
+        #expect(actions == Actions())
+    }
+
+    @Test mutating func raisingARunningCallersPriorityReranksItsAttempt() {
+        let (id, attachment, _, _, _) = submit("a", "/users/1")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+
+        let actions = machine.setPriority(.high, of: [id], now: now)
+
+        var expected = Actions()
+        expected.locked.reprioritized = [Machine.Reprioritization(attempt: AttemptID(call: call, serial: 1), priority: .high)]
+        #expect(actions == expected)
+    }
+
+    @Test mutating func cancellingTheLastCallerCancelsItsAttemptAndEndsIt() {
+        let (id, attachment, _, _, _) = submit("a", "/users/1")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+
+        let actions = machine.cancel([id], now: now)
+
+        var expected = Actions()
+        expected.locked.cancels = [AttemptID(call: call, serial: 1)]
+        expected.unlocked.cancelled = ["a"]
+        #expect(actions == expected)
+    }
+
+    @Test mutating func anAttemptThatEndsDeliversAndStartsTheNextCallInItsSlot() {
+        let (_, first, _, _, _) = submit("a", "/users/1")
+        let (_, second, _, request, submission) = submit("b", "/users/2")
+        guard case .created(let firstCall) = first, case .created(let secondCall) = second else {
+            Issue.record("expected two new calls"); return
+        }
+        let later = now + Self.seconds(2)
+
+        let actions = machine.attemptEnded(AttemptID(call: firstCall, serial: 1), with: .success(Self.ok()),
+                                           verdict: AttemptVerdict(kind: .succeeded, retry: nil), now: later)
+
+        // The timer stays armed for the first attempt's deadline, earlier than the second's.
+        var expected = Actions()
+        expected.locked.starts = [start(secondCall, request, submission, waitingSince: now)]
+        expected.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(
+            outcome: .success(Self.ok()), measured: ResponseMetrics(queuedDuration: 0, networkDuration: 2)))]
+        #expect(actions == expected)
+    }
+
+    @Test mutating func aRetryableFailureWaitsOutItsBackoffThenStartsAgain() {
+        let (_, attachment, _, request, submission) = submit("a", "/users/1")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+        let answer = Self.ok(503)
+
+        let ended = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .success(answer),
+                                         verdict: AttemptVerdict(kind: .throttled(retryAfter: 3), retry: .after(3)), now: now)
+
+        var expected = Actions()
+        expected.locked.armTimer = now + Self.seconds(3)
+        expected.unlocked.retries = [Machine.Retry(call: call, request: request, attempt: 2, delay: 3, outcome: .success(answer))]
+        #expect(ended == expected)
+
+        let resumed = machine.timerFired(now: now + Self.seconds(3))
+
+        var restarted = Actions()
+        restarted.locked.starts = [start(call, request, submission, serial: 2, waitingSince: now + Self.seconds(3), attemptNumber: 2)]
+        restarted.locked.armTimer = now + Self.seconds(3 + Self.timeout)
+        #expect(resumed == restarted)
+    }
+
+    @Test mutating func anAttemptPastItsDeadlineIsCancelledAndItsCallWaitsForTheVerdict() {
+        let (_, attachment, _, request, submission) = submit("a", "/users/1")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+        let deadline = now + Self.seconds(Self.timeout)
+        let attempt = AttemptID(call: call, serial: 1)
+
+        let fired = machine.timerFired(now: deadline)
+
+        var expected = Actions()
+        expected.locked.deadlinePassed = [attempt]
+        expected.unlocked.expiries = [Machine.Expiry(id: attempt, request: request, submission: submission, attemptNumber: 1)]
+        #expect(fired == expected)
+
+        let judged = machine.expiryJudged(attempt, AttemptVerdict(kind: .timedOut, retry: nil), now: deadline)
+
+        var delivered = Actions()
+        delivered.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(
+            outcome: .failure(.timedOut), measured: ResponseMetrics(queuedDuration: 0, networkDuration: Self.timeout)))]
+        #expect(judged == delivered)
+    }
+
+    @Test mutating func aRejectedTokenAsksForARefreshAndTheRebuiltRequestStarts() {
+        let (_, attachment, _, request, submission) = submit("a", "/users/1")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+
+        let ended = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .success(Self.ok(401)),
+                                         verdict: AttemptVerdict(kind: .unauthorized(rejectedToken: "old"), retry: nil), now: now)
+
+        // Told to the monitors as a retry with no delay; the replay keeps its attempt number.
+        var expected = Actions()
+        expected.unlocked.refreshes = [Machine.TokenRefresh(call: call, submission: submission, rejected: "old", idempotencyKey: nil)]
+        expected.unlocked.retries = [Machine.Retry(call: call, request: request, attempt: 2, delay: 0, outcome: .success(Self.ok(401)))]
+        #expect(ended == expected)
+
+        let (rebuilt, _, _) = Self.request("/users/1?token=new")
+        let refreshed = machine.tokenRefreshed(call, rebuilt: .success(rebuilt), now: now)
+
+        var restarted = Actions()
+        restarted.locked.starts = [start(call, rebuilt, submission, serial: 2, waitingSince: now)]
+        #expect(refreshed == restarted)
+    }
+
+    @Test mutating func aDependentLendsItsPriorityWhileItWaitsAndIsReadyOnceItsDependencySucceeds() {
+        let (dependency, attachment, _, _, _) = submit("login", "/login")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+        let (id, added) = machine.add("me", priority: .high, dependencies: 1,
+                                      waitingFor: [DependencyID(machine: MachineID(value: 1), caller: dependency)], now: now)
+        var lent = Actions()
+        lent.locked.reprioritized = [Machine.Reprioritization(attempt: AttemptID(call: call, serial: 1), priority: .high)]
+        #expect(added == lent)
+
+        let (isReady, actions) = machine.dependencySucceeded(id, now: now)
+        var takenBack = Actions()
+        takenBack.locked.reprioritized = [Machine.Reprioritization(attempt: AttemptID(call: call, serial: 1), priority: .normal)]
+        #expect(isReady)
+        #expect(actions == takenBack)
+
+        let (handle, removed) = machine.remove(id, now: now)
+        #expect(handle == "me")
+        #expect(removed == Actions())
+    }
+
+    @Test mutating func goingOfflineHoldsNewCallsAndComingBackStartsThem() {
+        #expect(machine.connectivityChanged(isConnected: false, now: now) == Actions())
+        let (_, attachment, queued, request, submission) = submit("a", "/users/1")
+        guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
+        #expect(queued == Actions())
+
+        let online = machine.connectivityChanged(isConnected: true, now: now + Self.seconds(1))
+
+        var expected = Actions()
+        expected.locked.starts = [start(call, request, submission, waitingSince: now)]
+        expected.locked.armTimer = now + Self.seconds(1 + Self.timeout)
+        #expect(online == expected)
+    }
+
+    @Test mutating func suspendingTheOnlyCallerOfAWaitingCallTakesItOutOfItsLine() {
+        _ = submit("a", "/users/1")
+        let (id, _, _, _, _) = submit("b", "/users/2")
+
+        #expect(machine.setSuspended(true, of: [id], now: now) == Actions())
+        #expect(machine.lineCounts.waiting == 0)
+    }
+
+    private struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// Only what an event asked for, so that a failed comparison reads in a line or two.
+extension SchedulerMachine.Actions: CustomTestStringConvertible {
+    public var testDescription: String {
+        var parts: [String] = []
+        func add<Element>(_ name: String, _ batch: some Sequence<Element>) {
+            let elements = batch.map { String(describing: $0) }
+            if !elements.isEmpty { parts.append("\(name): \(elements.joined(separator: "; "))") }
+        }
+        add("starts", locked.starts.map { "\($0.id) \($0.request.urlRequest.url?.path ?? "") at \($0.priority), try \($0.attemptNumber)" })
+        add("cancels", locked.cancels)
+        add("deadlinePassed", locked.deadlinePassed)
+        add("reprioritized", locked.reprioritized.map { "\($0.attempt) to \($0.priority)" })
+        if let armTimer = locked.armTimer { parts.append("armTimer: \(armTimer)") }
+        add("cancelled", unlocked.cancelled)
+        add("deliveries", unlocked.deliveries.map { "\($0.caller): \($0.result.outcome.map(\.statusCode)), \($0.result.measured)" })
+        add("retries", unlocked.retries.map { "\($0.call) as try \($0.attempt) after \($0.delay) s" })
+        add("refreshes", unlocked.refreshes.map { "\($0.call) rejected \($0.rejected ?? "nil")" })
+        add("expiries", unlocked.expiries.map(\.id))
+        add("promotions", unlocked.promotions.map { "\($0.call) \($0.from) to \($0.to)" })
+        add("kept", unlocked.kept.map { $0.request.urlRequest.url?.path ?? "" })
+        add("healthChanges", unlocked.healthChanges.map { "\($0.host) \($0.availability)" })
+        return parts.isEmpty ? "no action" : parts.joined(separator: " | ")
+    }
+}
