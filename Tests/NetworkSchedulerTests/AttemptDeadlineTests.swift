@@ -42,35 +42,62 @@ import NetworkSchedulerTesting
         #expect(harness.isIdle)
     }
 
-    @Test func anAttemptEndedInTimeIsNoLongerWatched() async {
-        let deadlines = AttemptDeadlines()
-        let transport = StubTransport()
-        let outcomes = EventLog<Result<TransportResponse, ServiceError>>()
-        let operation = DataTaskOperation(request: PreparedRequest(URLRequest(url: URL(string: "https://api.test/x")!)),
-                                          transport: transport, deadlines: deadlines, onStart: nil) { result, _ in
-            outcomes.append(result)
+    @Test func aTransportThatCallsBackTwiceEndsEachCallerOnce() async {
+        // Given a transport that reports every request twice: first as `first` says, then the
+        // other way, from another thread, while the scheduler may be delivering the first
+        let transport = TwiceReportingTransport()
+        let harness = Harness { _ in .json(userJSON) } configure: { configuration in
+            configuration.transport = transport
         }
-        OperationQueue().addOperation(operation)
-        #expect(await outcomes.wait(for: 1).first?.failure == nil)
-        #expect(deadlines.count == 0)
+        let outcomes = Outcomes<User>()
+        let shared = Resource<User>(path: "users/1")
+        harness.api.send(shared, completion: outcomes.completion("a"))
+        harness.api.send(shared, completion: outcomes.completion("b"))
+        harness.api.send(Resource<User>(path: "lost"), completion: outcomes.completion("lost"))
+
+        // Then each caller gets the first report, once, and nothing is left
+        let results = await outcomes.wait(for: 3)
+        #expect(results["a"]?.success?.id == 1)
+        #expect(results["b"]?.success?.id == 1)
+        #expect(results["lost"]?.failure == .connectionLost(URLError(.networkConnectionLost)))
+        // A caller sent once every second report has been fed to the scheduler: its outcome
+        // comes after any second outcome of the others would have, on the same callback queue.
+        await transport.secondReports.wait(for: 2)
+        harness.api.send(Resource<User>(path: "users/2"), completion: outcomes.completion("last"))
+        await outcomes.log.wait(for: 4)
+        #expect(outcomes.log.elements.map(\.label).sorted() == ["a", "b", "last", "lost"])
+        await harness.scheduler.queuesDrained()
+        #expect(harness.isIdle)
+    }
+}
+
+/// Reports each request twice: `/v1/lost` as a lost connection then a 200, anything else as a
+/// 200 then a lost connection. The second report comes from another thread.
+private struct TwiceReportingTransport: HTTPTransport {
+    var maximumConnectionsPerHost: Int { 6 }
+    /// The paths whose second report has been made (and handled, since it runs inline).
+    let secondReports = EventLog<String>()
+
+    private struct Task: TransportTask {
+        func cancel() {}
     }
 
-    @Test func theDeadlineCountsTheWholeAttemptNotIdleTime() async {
-        // A request on the wire for longer than its timeout ends then, even if its transport
-        // would have answered later: what a trickling body looks like from here.
-        let deadlines = AttemptDeadlines()
-        let transport = StubTransport { _ in .hold }
-        let outcomes = EventLog<Result<TransportResponse, ServiceError>>()
-        var request = URLRequest(url: URL(string: "https://api.test/slow")!)
-        request.timeoutInterval = 0.2
-        let operation = DataTaskOperation(request: PreparedRequest(request), transport: transport, deadlines: deadlines,
-                                          onStart: nil) { result, _ in outcomes.append(result) }
-        OperationQueue().addOperation(operation)
-
-        #expect(await outcomes.wait(for: 1).map(\.failure) == [.timedOut])
-        #expect(await transport.cancellations.wait(for: 1).count == 1)
-        #expect(transport.release(with: .json(userJSON)) == false)
-        #expect(outcomes.count == 1)
-        #expect(deadlines.count == 0)
+    func startTask(
+        for request: URLRequest, policy: TransportPolicy,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask {
+        let url = request.url!
+        let answer: Result<TransportResponse, any Error> = .success(TransportResponse(
+            data: Data(userJSON.utf8), head: ResponseHead(url: url, statusCode: 200, headerFields: ["Content-Type": "application/json"])))
+        let lost: Result<TransportResponse, any Error> = .failure(URLError(.networkConnectionLost))
+        let (first, second) = url.path == "/v1/lost" ? (lost, answer) : (answer, lost)
+        DispatchQueue.global().async {
+            completion(first)
+            DispatchQueue.global().async { [secondReports] in
+                completion(second)
+                secondReports.append(url.path)
+            }
+        }
+        return Task()
     }
 }

@@ -4,19 +4,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One network call: an asynchronous operation wrapping one transport task.
+/// One attempt on the wire: an asynchronous operation wrapping one transport task.
 ///
-/// It reports its outcome exactly once, then finishes: the response, the transport error,
-/// `.cancelled`, or `.timedOut` when its task outlives the request's `timeoutInterval`, counted
-/// from the start of the task to its end whatever the server or the transport does meanwhile
-/// (the task is then cancelled). Cancelled before it starts, it never touches the network.
-///
-/// ```swift
-/// let operation = DataTaskOperation(request: urlRequest, transport: URLSessionTransport()) { result, timing in
-///     print(result, timing.networkDuration)
-/// }
-/// queue.addOperation(operation)
-/// ```
+/// It reports how its task ended, then finishes: the response, the transport error, or
+/// `.cancelled`. Cancelled before it starts, it never touches the network. It decides nothing:
+/// its scheduler's machine owns the attempt's deadline (and has the operation cancelled then),
+/// and takes the first report of each attempt as its end, so a transport that calls back twice
+/// changes no caller's outcome.
 final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     // Safety: the mutable state, `task`, `adaptation` and `priority`, is read and written only
     // inside `withStateLock`.
@@ -46,15 +40,13 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         /// Cancelled before its task was stored: the task is cancelled as soon as it is.
         case cancelled(started: UInt64?)
         case completed
-        /// Ended by its deadline: its task is cancelled, as soon as it is stored if need be.
-        case timedOut
 
         /// Moves an idle operation to starting; a cancelled one keeps its cancellation.
         func starting(at uptime: UInt64) -> TaskState {
             switch self {
             case .idle: .starting(uptime)
             case .cancelled: .cancelled(started: uptime)
-            case .starting, .running, .completed, .timedOut: self
+            case .starting, .running, .completed: self
             }
         }
 
@@ -62,7 +54,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             switch self {
             case .starting(let started), .running(_, let started): started
             case .cancelled(let started): started
-            case .idle, .completed, .timedOut: nil
+            case .idle, .completed: nil
             }
         }
     }
@@ -79,8 +71,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private var adaptation: Task<Void, Never>?
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
     private let onCompletion: Completion
-    /// Ends the attempt at its deadline, unless its scheduler does (its machine owns them).
-    private let deadlines: AttemptDeadlines?
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
     /// The priority its task is to have: the policy's, until its callers change theirs.
@@ -89,12 +79,13 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// An operation that sends `request` through `transport` when a queue starts it.
     ///
     /// - Parameters:
-    ///   - request: the request to send; its `timeoutInterval` bounds the whole attempt.
+    ///   - request: the request to send.
     ///   - transport: what sends it.
     ///   - policy: the redirects to follow and the response size limit.
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     seconds the operation waited since it was created.
-    ///   - onCompletion: called exactly once with the outcome, before the operation finishes.
+    ///   - onCompletion: called with the outcome, before the operation finishes (again if its
+    ///     transport calls back again).
     convenience init(
         request: URLRequest,
         transport: any HTTPTransport,
@@ -112,7 +103,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
         adapter: RequestAdapter? = nil,
-        deadlines: AttemptDeadlines? = .shared,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         onCompletion: @escaping Completion
     ) {
@@ -121,7 +111,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         self.policy = policy
         self.adapter = adapter
         priority = policy.priority
-        self.deadlines = deadlines
         self.onStart = onStart
         self.onCompletion = onCompletion
         super.init()
@@ -136,8 +125,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         onStart?(request, seconds(from: created, to: started))
         withStateLock { task = task.starting(at: started) }
-        // Watched before the task starts, so that an answer that comes at once finds it watched.
-        deadlines?.watch(self, until: Self.deadline(after: started, timeout: request.timeoutInterval))
         guard let adapter else {
             send(request)
             return
@@ -145,7 +132,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         let adaptation = Task { [self] in
             do throws(ServiceError) {
                 let adapted = try await adapter.adapted(request)
-                // Cancelled or out of time while it adapted: the request is not sent.
+                // Cancelled while it adapted: the request is not sent.
                 let isStarting = withStateLock { if case .starting = task { true } else { false } }
                 guard isStarting else { return complete(.failure(.cancelled)) }
                 send(adapted)
@@ -175,7 +162,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                 // change cannot be overtaken by this one.
                 if priority != policy.priority { newTask.reprioritize(to: priority) }
                 return false
-            case .cancelled, .timedOut:
+            case .cancelled:
                 return true
             case .idle, .running, .completed:
                 return false
@@ -190,22 +177,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             priority = newPriority
             if case .running(let task, _) = task { task.reprioritize(to: newPriority) }
         }
-    }
-
-    /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a
-    /// longer one is capped there.
-    private static func deadline(after start: UInt64, timeout: TimeInterval) -> UInt64 {
-        let day: TimeInterval = 86_400
-        let seconds = timeout > 0 ? min(timeout, day) : day
-        return start + UInt64(seconds * 1_000_000_000)
-    }
-
-    /// Ends the attempt as timed out and cancels its task: its deadline passed.
-    func expire() {
-        let ending = end(with: .failure(.timedOut), in: .timedOut)
-        // A task stored after this end sees `.timedOut` and is cancelled by `execute`.
-        ending.runningTask?.cancel()
-        withStateLock { adaptation }?.cancel()
     }
 
     override func didSkipExecution() {
@@ -227,7 +198,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                 task = .cancelled(started: started)
                 adaptation?.cancel()
                 return nil
-            case .cancelled, .completed, .timedOut:
+            case .cancelled, .completed:
                 return nil
             }
         }
@@ -247,35 +218,16 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
     }
 
+    /// Reports `result` and finishes. A second report (a transport that calls back twice) is
+    /// passed on too: the machine takes each attempt's first, and a second `finish()` is
+    /// harmless.
     private func complete(_ result: Result<TransportResponse, ServiceError>) {
-        end(with: result, in: .completed)
-    }
-
-    /// Reports `result` and finishes, unless the operation has ended already; `final` is the
-    /// state it ends in. Returns the task that was running when it ended, if any, read under
-    /// the same lock that ended it.
-    @discardableResult
-    private func end(
-        with result: Result<TransportResponse, ServiceError>,
-        in final: TaskState
-    ) -> (ended: Bool, runningTask: (any TransportTask)?) {
-        let ending = withStateLock { () -> (isFirst: Bool, started: UInt64?, running: (any TransportTask)?) in
-            switch task {
-            case .completed, .timedOut:
-                return (false, nil, nil)
-            case .running(let transportTask, let started):
-                task = final
-                return (true, started, transportTask)
-            case .idle, .starting, .cancelled:
-                defer { task = final }
-                return (true, task.started, nil)
-            }
+        let started = withStateLock { () -> UInt64? in
+            defer { task = .completed }
+            return task.started
         }
-        guard ending.isFirst else { return (false, nil) }
-        deadlines?.forget(self)
-        onCompletion(result, Timing(created: created, started: ending.started, completed: DispatchTime.now().uptimeNanoseconds))
+        onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
-        return (true, ending.running)
     }
 }
 

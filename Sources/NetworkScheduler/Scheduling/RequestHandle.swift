@@ -226,7 +226,9 @@ public final class RequestHandle: @unchecked Sendable {
         return byQueue
     }
 
-    /// Moves from active to delivering; false (and an assertion) if the caller was completed before.
+    /// Moves from active to delivering. The machine decides each caller's one outcome, so a
+    /// second completion is its bug: an assertion in tests, and dropped in a release build
+    /// rather than run twice.
     private func claim() -> Bool {
         let claimed = state.withLock { state -> Bool in
             guard case .active(let observers) = state.phase else { return false }

@@ -420,7 +420,6 @@ public final class RequestScheduler: Sendable {
             transport: configuration.transport,
             policy: policy,
             adapter: start.submission.adapter,
-            deadlines: nil,
             onStart: onStart,
             onCompletion: { [self] outcome, _ in
                 attemptEnded(start, with: outcome)
@@ -508,12 +507,13 @@ public final class RequestScheduler: Sendable {
     /// Ends a caller that is not attached to a call with `error`.
     private func fail(_ handle: RequestHandle, with error: ServiceError) {
         let now = clock.uptimeNanoseconds
-        let isHere: Bool = feed { machine in
-            guard let id = handle.callerID else { return (true, Machine.Actions()) }
-            let (removed, actions) = machine.remove(id, now: now)
-            return (removed != nil, actions)
+        let hasEntered = feed { machine in
+            guard let id = handle.callerID else { return (false, Machine.Actions()) }
+            return (true, machine.fail(id, with: error, now: now))
         }
-        if isHere { handle.complete(with: .failure(error)) }
+        // One that never entered the machine (its request could not be built) has nothing to
+        // race with: nobody else can end it.
+        if !hasEntered { handle.complete(with: .failure(error)) }
     }
 
     private func timerFired() {

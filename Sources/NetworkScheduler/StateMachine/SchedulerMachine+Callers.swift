@@ -119,19 +119,20 @@ extension SchedulerMachine {
         return (.created(callID), actions)
     }
 
-    /// Ends a caller that is not attached to a call (a dependency failed, or its request could
-    /// not be built). Returns its handle, to deliver its error to, if it was still here.
-    mutating func remove(_ id: CallerID, now: UInt64) -> (CallerHandle?, Actions) {
-        guard let caller = callers.lookup(id.slot) else { return (nil, Actions()) }
+    /// Ends a caller that is not attached to a call with `error` (a dependency failed, or its
+    /// request could not be built), unless it has ended already.
+    mutating func fail(_ id: CallerID, with error: ServiceError, now: UInt64) -> Actions {
+        guard let caller = callers.lookup(id.slot) else { return Actions() }
         switch caller.stage {
         case .waiting, .building:
             var actions = Actions()
             stopLending(from: id, now: now, into: &actions)
             fillHosts(now: now, into: &actions)
             removeCaller(id)
-            return (caller.handle, actions)
+            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: .failure(error)))
+            return actions
         case .attached:
-            return (nil, Actions())
+            return Actions()
         }
     }
 

@@ -187,9 +187,10 @@ import Testing
         #expect(isReady)
         #expect(actions == takenBack)
 
-        let (handle, removed) = machine.remove(id, now: now)
-        #expect(handle == "me")
-        #expect(removed == Actions())
+        var failed = Actions()
+        failed.unlocked.deliveries = [Machine.Delivery(caller: "me", result: .failure(.invalidRequest(reason: "no URL")))]
+        #expect(machine.fail(id, with: .invalidRequest(reason: "no URL"), now: now) == failed)
+        #expect(machine.fail(id, with: .cancelled, now: now) == Actions())
     }
 
     @Test mutating func goingOfflineHoldsNewCallsAndComingBackStartsThem() {

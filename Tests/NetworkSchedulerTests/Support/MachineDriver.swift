@@ -154,9 +154,7 @@ struct MachineDriver {
 
     /// A dependency of `name` failed: it ends with `error`, unless it had already ended.
     mutating func dependencyFailed(_ name: String, with error: ServiceError) {
-        let (handle, actions) = machine.remove(callers[name]!, now: now)
-        perform(actions)
-        if let handle { record(handle, .failure(error)) }
+        perform(machine.fail(callers[name]!, with: error, now: now))
     }
 
     mutating func cancel(_ names: String...) {
