@@ -3,7 +3,7 @@
 /// scheduler's lock with the machine, so that a cancellation or a new priority decided while an
 /// attempt's operation is being made, outside the lock, reaches that operation.
 struct AttemptOperations {
-    private enum Entry {
+    enum Entry {
         /// Started: its operation is being made. A priority given meanwhile is kept for it.
         case making(newPriority: RequestPriority?)
         /// Cancelled while its operation was being made: the operation runs cancelled, and
@@ -13,15 +13,10 @@ struct AttemptOperations {
         case made(DataTaskOperation)
     }
 
-    private var entries: [AttemptID: Entry] = [:]
+    private(set) var entries: [AttemptID: Entry] = [:]
 
     /// How many attempts have an operation made or being made.
     var count: Int { entries.count }
-
-    /// The operations made and not yet ended.
-    var made: [DataTaskOperation] {
-        entries.values.compactMap { if case .made(let operation) = $0 { operation } else { nil } }
-    }
 
     /// The machine started `attempt`; its operation is made after the lock is released.
     mutating func started(_ attempt: AttemptID) {

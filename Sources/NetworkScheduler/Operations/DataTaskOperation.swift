@@ -59,8 +59,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
     }
 
-    /// The request this operation sends.
-    var request: URLRequest { prepared.urlRequest }
     /// Built into a `URLRequest` when the operation starts, not while it waits.
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
@@ -81,23 +79,12 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// - Parameters:
     ///   - request: the request to send.
     ///   - transport: what sends it.
-    ///   - policy: the redirects to follow and the response size limit.
+    ///   - policy: the redirects to follow, the response size limit and the priority.
+    ///   - adapter: what changes the request as the attempt starts, if anything.
     ///   - onStart: called on the starting thread just before the task is started, with the
-    ///     seconds the operation waited since it was created.
+    ///     `URLRequest` it sends and the seconds the operation waited since it was made.
     ///   - onCompletion: called with the outcome, before the operation finishes (again if its
     ///     transport calls back again).
-    convenience init(
-        request: URLRequest,
-        transport: any HTTPTransport,
-        policy: TransportPolicy = TransportPolicy(),
-        onStart: @escaping @Sendable (_ queuedFor: TimeInterval) -> Void = { _ in },
-        onCompletion: @escaping Completion
-    ) {
-        self.init(request: PreparedRequest(request), transport: transport, policy: policy,
-                  onStart: { _, queuedFor in onStart(queuedFor) }, onCompletion: onCompletion)
-    }
-
-    /// An operation for a prepared request; `onStart`, if any, gets the `URLRequest` it sends.
     init(
         request: PreparedRequest,
         transport: any HTTPTransport,

@@ -1,7 +1,12 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import NetworkScheduler
 
-/// Ways to send that only tests need: an endpoint straight to a scheduler (two callers of one
-/// endpoint share a call by construction), and a completion handler that gets the reply.
+/// What only tests need of the library's internals. Ways to send: an endpoint straight to a
+/// scheduler (two callers of one endpoint share a call by construction), and a completion
+/// handler that gets the reply.
 extension RequestScheduler {
     func value<Model>(
         for request: Endpoint<Model>, priority: RequestPriority = .normal, group: RequestGroup? = nil,
@@ -26,5 +31,25 @@ extension APIClient {
         completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
         scheduler.sendForReply(endpoint(resource), completion: completion)
+    }
+}
+
+extension DataTaskOperation {
+    /// An operation on its own, as tests make one: for a `URLRequest`, told only its outcome.
+    convenience init(
+        request: URLRequest,
+        transport: any HTTPTransport,
+        policy: TransportPolicy = TransportPolicy(),
+        onCompletion: @escaping Completion
+    ) {
+        self.init(request: PreparedRequest(request), transport: transport, policy: policy, onStart: nil,
+                  onCompletion: onCompletion)
+    }
+}
+
+extension AttemptOperations {
+    /// The operations made and not yet ended, for a check that none is kept alive.
+    var made: [DataTaskOperation] {
+        entries.values.compactMap { if case .made(let operation) = $0 { operation } else { nil } }
     }
 }
