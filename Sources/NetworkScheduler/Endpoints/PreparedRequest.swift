@@ -142,6 +142,12 @@ struct PreparedRequest: Sendable, Equatable {
 
     /// The budget's name for the host of `url`: scheme, host and port, with the scheme's
     /// default port spelt out, so that `http://h` and `http://h:80` share one budget.
+    /// The name alone of its host, in lower case (`api.example.com`), by which rate limits are
+    /// set; nil if `host` has none.
+    var hostName: String? {
+        URL(string: host)?.host?.lowercased()
+    }
+
     static func hostKey(of url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)

@@ -1,4 +1,3 @@
-import Foundation
 
 extension SchedulerMachine {
     /// An attempt the scheduler must start: make its operation, and run it. The machine names
@@ -45,7 +44,7 @@ extension SchedulerMachine {
         let call: CallID
         let request: PreparedRequest
         let attempt: Int
-        let delay: TimeInterval
+        let delay: Seconds
         /// What the attempt before it ended with.
         let outcome: Result<TransportResponse, ServiceError>
     }

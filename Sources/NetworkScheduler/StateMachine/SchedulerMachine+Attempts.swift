@@ -1,4 +1,3 @@
-import Foundation
 
 // The events of attempts: they start, end, time out, back off, wait for a token, and decide
 // their callers' outcome.

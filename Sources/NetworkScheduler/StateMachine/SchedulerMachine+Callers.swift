@@ -1,4 +1,3 @@
-import Foundation
 
 // The events of callers: they arrive, wait for dependencies, attach to calls, and leave.
 extension SchedulerMachine {
@@ -106,7 +105,7 @@ extension SchedulerMachine {
             return (.joined(callID), actions)
         }
         let call = Call(key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
-                        host: host(named: request.host), firstCaller: id, priority: caller.effectivePriority)
+                        host: host(of: request), firstCaller: id, priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }

@@ -1,4 +1,3 @@
-import Foundation
 
 // Each host's health (a circuit breaker: available, paused, probing) and rate limit (a token
 // bucket): what lets a host's waiting calls start, besides its budget.
@@ -92,7 +91,7 @@ extension SchedulerMachine {
                   isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
                 return
             }
-            let seconds = healthPolicy.pauseAfterFailures * pow(2, Double(min(hosts[host].failurePauses, 30)))
+            let seconds = healthPolicy.pauseAfterFailures * Double(1 << min(hosts[host].failurePauses, 30))
             hosts[host].failurePauses += 1
             pause(host, for: seconds, now: now, into: &actions)
         case .noAnswer:
@@ -104,7 +103,7 @@ extension SchedulerMachine {
 
     /// The server answered: the host is reachable; one that asked to slow down with a
     /// `Retry-After` pauses if the policy says so.
-    private mutating func serverAnswered(on host: Int, isProbe: Bool, isStrained: Bool, pausingFor retryAfter: TimeInterval?,
+    private mutating func serverAnswered(on host: Int, isProbe: Bool, isStrained: Bool, pausingFor retryAfter: Seconds?,
                                          now: UInt64, into actions: inout Actions) {
         hosts[host].consecutiveFailures = 0
         adaptBudget(ofHost: host, isStrained: isStrained)
@@ -116,7 +115,7 @@ extension SchedulerMachine {
         }
     }
 
-    private mutating func pause(_ host: Int, for seconds: TimeInterval, now: UInt64, into actions: inout Actions) {
+    private mutating func pause(_ host: Int, for seconds: Seconds, now: UInt64, into actions: inout Actions) {
         let until = now + UInt64(min(max(seconds, 0), healthPolicy.maximumPause) * 1_000_000_000)
         if case .paused(let current) = hosts[host].availability, current >= until { return }
         setAvailability(.paused(until: until), of: host, into: &actions)

@@ -1,11 +1,11 @@
-import Foundation
 
 // Each host's line and budget: who waits, in which order, and who starts when a slot frees.
 extension SchedulerMachine {
-    /// The index of the host `name`, made on its first call.
-    mutating func host(named name: String) -> Int {
+    /// The index of the host `request` goes to, made on its first call.
+    mutating func host(of request: PreparedRequest) -> Int {
+        let name = request.host
         if let index = hostIndices[name] { return index }
-        let rateLimit = URL(string: name)?.host.flatMap { rateLimits[$0.lowercased()] }
+        let rateLimit = request.hostName.flatMap { rateLimits[$0] }
         hosts.append(Host(name: name, rateLimit: rateLimit, window: Double(budget)))
         hostIndices[name] = hosts.count - 1
         return hosts.count - 1

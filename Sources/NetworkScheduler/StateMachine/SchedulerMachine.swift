@@ -1,4 +1,3 @@
-import Foundation
 
 /// One caller: one `send`, until its outcome is decided.
 struct CallerID: Hashable, Sendable, CustomStringConvertible {
@@ -131,9 +130,9 @@ struct SchedulerMachine<CallerHandle> {
         id: MachineID,
         budget: Int,
         lowPriorityBudget: Int,
-        maximumWaits: [RequestPriority: TimeInterval] = [:],
+        maximumWaits: [RequestPriority: Seconds] = [:],
         lineLimit: Int? = nil,
-        keptOutcomeWindow: TimeInterval = 10,
+        keptOutcomeWindow: Seconds = 10,
         healthPolicy: HostHealth.Policy = .never,
         rateLimits: [String: RateLimit] = [:],
         jitterSeed: UInt64
@@ -375,3 +374,7 @@ extension SchedulerMachine.Call {
         return false
     }
 }
+
+/// A duration the machine is given or reports, in seconds: Foundation's `TimeInterval`,
+/// named here so that the machine imports nothing.
+typealias Seconds = Double
