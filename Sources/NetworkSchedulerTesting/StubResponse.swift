@@ -24,13 +24,36 @@ public enum StubResponse: Sendable {
     /// Waits this many seconds of the transport's clock, then does what the second one says.
     indirect case delayed(TimeInterval, StubResponse)
 
-    /// A JSON body (`Content-Type: application/json`).
+    /// A JSON body given as its text (`Content-Type: application/json`): `.json(#"{"id": 7}"#)`.
+    /// For a model, see ``json(_:status:encoder:)``.
     ///
     /// - Parameters:
     ///   - text: the JSON text.
     ///   - status: the status; 200 by default.
     public static func json(_ text: String, status: Int = 200) -> StubResponse {
         .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "application/json"])
+    }
+
+    /// A model encoded as JSON (`Content-Type: application/json`), as the server would send it.
+    ///
+    /// ```swift
+    /// let transport = StubTransport { _ in .json(User(id: 1, name: "Ada")) }
+    /// ```
+    ///
+    /// A value the encoder refuses answers 500 with the encoder's error as the server's
+    /// message, so that the test fails saying why.
+    ///
+    /// - Parameters:
+    ///   - model: the value to encode.
+    ///   - status: the status; 200 by default.
+    ///   - encoder: the encoder; a default one unless you pass another.
+    public static func json(_ model: some Encodable, status: Int = 200, encoder: JSONEncoder = JSONEncoder()) -> StubResponse {
+        do {
+            return .respond(status: status, body: try encoder.encode(model), headers: ["Content-Type": "application/json"])
+        } catch {
+            return .respond(status: 500, body: (try? JSONEncoder().encode(["message": "StubResponse.json could not encode \(type(of: model)): \(error)"])) ?? Data(),
+                            headers: ["Content-Type": "application/json"])
+        }
     }
 
     /// A plain-text body.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 @Suite struct SchedulerGroupTests {
     @Test func cancellingAGroupCancelsExactlyItsOwnCallers() async {
@@ -21,6 +22,7 @@ import Testing
         #expect(cancelled["leaving b"]?.failure == .cancelled)
         #expect(cancelled["staying c"] == nil)
         #expect(await harness.transport.cancellations.wait(for: 2).count == 2)
+        #expect(await leaving.settled(timeout: 10))
         #expect(leaving.count == 0)
 
         harness.transport.release(path: "/v1/c", with: .json(userJSON))
@@ -119,5 +121,59 @@ import Testing
         screen.cancelAll()
         let user = try await harness.api.value(for: Resource<User>(path: "users/1"), group: screen)
         #expect(user.id == 1)
+    }
+
+    // MARK: - Settling
+
+    @Test func aGroupSettlesOnceEveryRequestsCompletionHasRun() async {
+        let harness = Harness { _ in .hold }
+        let screen = RequestGroup()
+        let done = EventLog<String>()
+        for index in 0..<3 {
+            harness.api.send(Resource<User>(path: "users/\(index)"), group: screen) { _ in done.append("users/\(index)") }
+        }
+        await harness.transport.arrivals.wait(for: 3)
+        let settling = Task { await screen.settled(timeout: 10) ? done.count : -1 }
+
+        for _ in 0..<3 { harness.transport.release(with: .json(userJSON)) }
+
+        #expect(await settling.value == 3)
+        #expect(screen.count == 0)
+    }
+
+    @Test func aCancelledGroupSettlesOnceItsCallersHaveBeenTold() async {
+        let harness = Harness { _ in .hold }
+        let screen = RequestGroup()
+        let outcomes = Outcomes<User>()
+        for index in 0..<3 {
+            harness.api.send(Resource<User>(path: "users/\(index)"), group: screen, completion: outcomes.completion("\(index)"))
+        }
+        await harness.transport.arrivals.wait(for: 3)
+
+        screen.cancelAll()
+
+        #expect(await screen.settled(timeout: 10))
+        #expect(outcomes.log.count == 3)
+        #expect(outcomes.log.elements.allSatisfy { $0.result.failure == .cancelled })
+    }
+
+    @Test func anEmptyGroupIsSettledAtOnce() async {
+        #expect(await RequestGroup().settled(timeout: 0))
+    }
+
+    @Test func settlingGivesUpAtItsBoundAndWhenItsTaskIsCancelled() async {
+        let harness = Harness { _ in .hold }
+        let screen = RequestGroup()
+        harness.api.send(Resource<User>(path: "stuck"), group: screen) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+
+        #expect(await screen.settled(timeout: 0.05) == false)
+        let cancelled = Task { await screen.settled(timeout: 600) }
+        cancelled.cancel()
+        #expect(await cancelled.value == false)
+        #expect(screen.count == 1)
+
+        screen.cancelAll()
+        #expect(await screen.settled(timeout: 10))
     }
 }

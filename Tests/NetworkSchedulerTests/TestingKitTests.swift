@@ -32,6 +32,33 @@ import Testing
         return (scheduler, APIClient(baseURL: URL(string: "https://kit.test/v1")!, scheduler: scheduler))
     }
 
+    @Test func aStubAnswersWithAModelEncodedAsJSON() async throws {
+        struct Profile: Codable, Sendable, Equatable {
+            let id: Int
+            let name: String
+        }
+        let transport = StubTransport { _ in .json(Profile(id: 7, name: "Ada"), status: 201) }
+        let (_, api) = Self.scheduler(transport)
+
+        let reply = try await api.reply(for: Resource<Profile>(path: "me"))
+
+        #expect(reply.value == Profile(id: 7, name: "Ada"))
+        #expect(reply.head.statusCode == 201)
+        #expect(reply.head.value(forHTTPHeaderField: "content-type") == "application/json")
+    }
+
+    @Test func aModelTheEncoderRefusesAnswersAServerErrorSayingWhy() async {
+        let transport = StubTransport { _ in .json(Double.infinity) }
+        let (_, api) = Self.scheduler(transport)
+
+        await #expect {
+            try await api.value(for: Resource<Double>(path: "score"))
+        } throws: { error in
+            guard case .server(let response) = error as? ServiceError else { return false }
+            return response.statusCode == 500 && response.message?.contains("could not encode Double") == true
+        }
+    }
+
     @Test func aScriptedRouteAnswersInOrderAndRepeatsItsLastAnswer() async throws {
         let transport = StubTransport(script: ["GET /v1/items/1": [.serverError(503), .json(#"{"id": 1}"#)]])
         let (_, api) = Self.scheduler(transport)

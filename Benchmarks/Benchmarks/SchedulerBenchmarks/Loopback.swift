@@ -26,6 +26,10 @@ struct Loopback: Sendable {
         case schedulerCompletion = "scheduler completion"
         case schedulerAsync = "scheduler async"
         case rawAsyncHTTPClient = "raw AsyncHTTPClient"
+        /// AsyncHTTPClient's completion API, each request in a plain async `Operation` on a
+        /// queue as wide as the scheduler's budget: what the design card's `Operation` per
+        /// attempt costs over the same transport, without the scheduler.
+        case operationAsyncHTTPClient = "AsyncHTTPClient in a plain Operation"
         case schedulerAsyncHTTPClient = "scheduler over AsyncHTTPClient"
         case schedulerAsyncOverAsyncHTTPClient = "scheduler async over AsyncHTTPClient"
 
@@ -38,7 +42,7 @@ struct Loopback: Sendable {
         /// through both of the scheduler's APIs.
         static let againstNginx: [Client] = [
             .rawAsync, .rawDelegate, .schedulerCompletion, .schedulerAsync,
-            .rawAsyncHTTPClient, .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient,
+            .rawAsyncHTTPClient, .operationAsyncHTTPClient, .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient,
         ]
     }
 
@@ -133,7 +137,8 @@ struct Loopback: Sendable {
             bodies = client == .rawDelegate ? BodyCollector() : nil
             session = Loopback.session(delegate: bodies)
             httpClient = switch client {
-            case .rawAsyncHTTPClient, .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient: Loopback.httpClient()
+            case .rawAsyncHTTPClient, .operationAsyncHTTPClient, .schedulerAsyncHTTPClient, .schedulerAsyncOverAsyncHTTPClient:
+                Loopback.httpClient()
             default: nil
             }
             switch client {
@@ -146,6 +151,11 @@ struct Loopback: Sendable {
             case .plainOperation:
                 let queue = OperationQueue()
                 queue.maxConcurrentOperationCount = session.configuration.httpMaximumConnectionsPerHost
+                self.queue = queue
+                api = nil
+            case .operationAsyncHTTPClient:
+                let queue = OperationQueue()
+                queue.maxConcurrentOperationCount = Loopback.asyncHTTPClientConnections
                 self.queue = queue
                 api = nil
             case .rawCompletion, .rawAsync, .rawDelegate, .rawAsyncHTTPClient:
@@ -248,6 +258,24 @@ struct Loopback: Sendable {
                     done()
                 }
             }
+        case .operationAsyncHTTPClient:
+            let (queue, httpClient) = (setup.queue!, setup.httpClient!)
+            cost = await measure(count: indices.count) { done in
+                let next = Counter()
+                @Sendable func addNext() {
+                    let index = indices.lowerBound + next.take()
+                    guard index < indices.upperBound else { return }
+                    queue.addOperation(PlainAsyncOperation { finish in
+                        fetch(index, client, with: httpClient) { succeeded in
+                            if !succeeded { failures.take() }
+                            finish()
+                            done()
+                            addNext()
+                        }
+                    })
+                }
+                for _ in 0..<concurrency { addNext() }
+            }
         case .schedulerCompletion, .schedulerAsyncHTTPClient:
             let api = setup.api!
             cost = await measure(count: indices.count) { done in
@@ -310,6 +338,23 @@ struct Loopback: Sendable {
         guard let response = try? await httpClient.execute(request, timeout: .seconds(60)),
               let body = try? await response.body.collect(upTo: 50 * 1_024 * 1_024) else { return false }
         return decodes(Data(body.readableBytesView), status: Int(response.status.code))
+    }
+
+    /// The same request through AsyncHTTPClient's completion API (a future completed on the
+    /// event loop), as the scheduler's transport sends it.
+    private func fetch(_ index: Int, _ client: Client, with httpClient: HTTPClient,
+                       completion: @escaping @Sendable (Bool) -> Void) {
+        let url = urlRequest(index, client)
+        guard var request = try? HTTPClient.Request(url: url.url!.absoluteString, method: .init(rawValue: url.httpMethod ?? "GET")) else {
+            return completion(false)
+        }
+        for (name, value) in url.allHTTPHeaderFields ?? [:] { request.headers.add(name: name, value: value) }
+        if let body = url.httpBody { request.body = .bytes(body) }
+        httpClient.execute(request: request, deadline: .now() + .seconds(60)).whenComplete { result in
+            guard case .success(let response) = result else { return completion(false) }
+            let body = response.body.map { Data($0.readableBytesView) } ?? Data()
+            completion(decodes(body, status: Int(response.status.code)))
+        }
     }
 
     /// A client as the transport makes its own: no redirects followed by the client, the same

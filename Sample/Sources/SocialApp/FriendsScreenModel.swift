@@ -14,7 +14,6 @@ public final class FriendsScreenModel: Sendable {
 
     private let api: SocialAPI
     private let group = RequestGroup()
-    private let activity = ScreenActivity()
     private let state = Protected(Content())
 
     public init(api: SocialAPI) {
@@ -49,7 +48,7 @@ public final class FriendsScreenModel: Sendable {
 
     /// Waits until every request the screen made has ended.
     public func settled() async {
-        await activity.settled()
+        await group.settled()
     }
 
     /// The screen went out of sight (another tab, the app in the background): whatever it
@@ -68,11 +67,10 @@ public final class FriendsScreenModel: Sendable {
         group.cancelAll()
     }
 
-    /// A completion that stores a success with `apply`, or the error, then marks the request done.
+    /// A completion that stores a success with `apply`, or the error.
     private func record<Value: Sendable>(
         _ apply: @escaping @Sendable (inout Content, Value) -> Void
     ) -> @Sendable (Result<Value, ServiceError>) -> Void {
-        activity.begin()
         // Weak, so that a screen the user left can go away and its group cancel the rest.
         return { [weak self] result in
             guard let self else { return }
@@ -82,7 +80,6 @@ public final class FriendsScreenModel: Sendable {
                 case .failure(let error): content.errors.append(error)
                 }
             }
-            activity.end()
         }
     }
 }

@@ -1,3 +1,6 @@
+import Dispatch
+import Foundation
+
 /// The requests of one screen (or any scope), cancelled, re-ranked or suspended together.
 ///
 /// Keep one per screen and pass it to every request the screen makes. When the user leaves,
@@ -17,6 +20,9 @@ public final class RequestGroup: Sendable {
     private struct State {
         var members: [RequestHandle.ID: RequestHandle] = [:]
         var isSuspended = false
+        /// Callers of ``settled(timeout:)``, by number, resumed with `true` once no member is left.
+        var settleWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+        var lastWaiter = 0
     }
 
     private let state = Locked(State())
@@ -28,20 +34,65 @@ public final class RequestGroup: Sendable {
         cancelAll()
     }
 
-    /// How many of the group's requests have not ended yet.
+    /// How many of the group's requests have not ended yet (whose completion has not run).
     public var count: Int { state.withLock { $0.members.count } }
 
     /// Whether the group's requests that have not started wait (see ``suspend()``).
     public var isSuspended: Bool { state.withLock { $0.isSuspended } }
 
     /// Cancels every request of the group that has not ended, in time proportional to their
-    /// number. Requests sent to the group afterwards run as usual.
+    /// number. Each leaves the group once its completion has run with `.cancelled`. Requests
+    /// sent to the group afterwards run as usual.
     public func cancelAll() {
-        let handles = state.withLock { state in
-            defer { state.members = [:] }
-            return Array(state.members.values)
-        }
+        let handles = state.withLock { Array($0.members.values) }
         Self.bySchedulers(handles) { scheduler, handles in scheduler.cancel(handles) }
+    }
+
+    /// Waits until every request sent to the group before this call has ended and its
+    /// completion has run (or its awaiting task was resumed): a pull-to-refresh that spins
+    /// until the screen's requests are all in, or a test that checks a screen's state once its
+    /// loads are done. Returns `true` then, or `false` once `timeout` seconds have passed or
+    /// the calling task is cancelled, whichever comes first.
+    ///
+    /// ```swift
+    /// screen.load()
+    /// await screen.group.settled()
+    /// #expect(screen.friends.count == 3)
+    /// ```
+    ///
+    /// - Parameter timeout: the most seconds to wait; a minute by default.
+    /// - Returns: whether the group settled.
+    @discardableResult
+    public func settled(timeout: TimeInterval = 60) async -> Bool {
+        let number = state.withLock { state in
+            state.lastWaiter += 1
+            return state.lastWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let isSettled = state.withLock { state in
+                    guard !state.members.isEmpty, !Task.isCancelled else { return true }
+                    state.settleWaiters[number] = continuation
+                    return false
+                }
+                if isSettled {
+                    continuation.resume(returning: state.withLock { $0.members.isEmpty })
+                    return
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [weak self] in
+                    self?.stopWaiting(number)
+                }
+            }
+        } onCancel: {
+            stopWaiting(number)
+        }
+    }
+
+    /// Resumes waiter `number` with `false`, if it still waits: its bound passed, or its task
+    /// was cancelled.
+    private func stopWaiting(_ number: Int) {
+        let waiter = state.withLock { $0.settleWaiters.removeValue(forKey: number) }
+        waiter?.resume(returning: false)
     }
 
     /// Holds back the group's requests that have not started, and those sent to it until
@@ -113,6 +164,13 @@ public final class RequestGroup: Sendable {
     }
 
     func remove(_ id: RequestHandle.ID) {
-        state.withLock { _ = $0.members.removeValue(forKey: id) }
+        let settled = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            guard state.members.removeValue(forKey: id) != nil, state.members.isEmpty, !state.settleWaiters.isEmpty else {
+                return []
+            }
+            defer { state.settleWaiters = [:] }
+            return Array(state.settleWaiters.values)
+        }
+        for waiter in settled { waiter.resume(returning: true) }
     }
 }
