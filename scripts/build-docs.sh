@@ -5,8 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 output="${1:-.build/docs}"
-graphs=$(swift package dump-symbol-graph --skip-synthesized-members --emit-extension-block-symbols 2>&1 \
-    | sed -n 's/^Files written to //p')
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# It also tries the test modules, and fails on them until they are built (`swift build
+# --build-tests`); the libraries' graphs, all this needs, are written whatever it says of those.
+swift package dump-symbol-graph --skip-synthesized-members --emit-extension-block-symbols >"$log" 2>&1 || true
+graphs=$(sed -n 's/^Files written to //p' "$log")
+for module in NetworkScheduler NetworkSchedulerTesting; do
+    if [ -z "$graphs" ] || [ ! -f "$graphs/$module.symbols.json" ]; then
+        echo "build-docs: no symbol graph for $module; swift package dump-symbol-graph said:" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+done
 mkdir -p "$output"
 for module in NetworkScheduler NetworkSchedulerTesting; do
     module_graphs=.build/symbol-graphs/$module
