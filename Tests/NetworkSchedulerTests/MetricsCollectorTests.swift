@@ -30,6 +30,25 @@ import NetworkSchedulerTesting
         #expect(harness.metrics.snapshot == MetricsCollector.Snapshot())
     }
 
+    @Test func aSnapshotPrintsOneLinePerFigure() {
+        var snapshot = MetricsCollector.Snapshot()
+        snapshot.networkCalls = 9
+        snapshot.deduplicated = 3
+        snapshot.retries = 1
+        snapshot.succeeded = 10
+        snapshot.failed = 1
+        snapshot.cancelled = 1
+        snapshot.queueWait[.high] = MetricsCollector.QueueWait(count: 4, p50: 0.0021, p99: 0.01, max: 1.5)
+        snapshot.queueWait[.low] = MetricsCollector.QueueWait(count: 2, p50: 0.25, p99: 0.5, max: 0.5)
+
+        #expect(snapshot.description == """
+            requests: 12 (10 succeeded, 1 failed, 1 cancelled)
+            network calls: 9, deduplicated: 3, retries: 1, promotions: 0, host pauses: 0
+            queue wait high: 4 callers, p50 0.002 s, p99 0.010 s, max 1.500 s
+            queue wait low: 2 callers, p50 0.250 s, p99 0.500 s, max 0.500 s
+            """)
+    }
+
     @Test func recordsQueueWaitByPriority() async {
         let harness = Harness(budget: 1) { _ in .hold }
         harness.api.send(Resource<User>(path: "blocker"), priority: .critical) { _ in }
