@@ -7,9 +7,10 @@ let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathCom
 
 /// Transports and bridges that depend on other packages, so that the library itself depends
 /// on none: AsyncHTTPClient as a transport, swift-log and swift-metrics as event monitors.
+/// Its platforms are the library's: none of its dependencies asks for newer.
 let package = Package(
-    name: "Integrations",
-    platforms: [.macOS(.v15)],
+    name: "NetworkSchedulerIntegrations",
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "NetworkSchedulerAsyncHTTPClient", targets: ["NetworkSchedulerAsyncHTTPClient"]),
         .library(name: "NetworkSchedulerLogging", targets: ["NetworkSchedulerLogging"]),
@@ -33,6 +34,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(

@@ -4,9 +4,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 extension AsyncHTTPClientTransport {
     /// One request and the redirects it follows, each sent as a task of the client's own, read
@@ -26,7 +26,7 @@ extension AsyncHTTPClientTransport {
         private let deadline: NIODeadline
         private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
         /// The client's task for the request on the wire, which `cancel()` cancels.
-        private let state = Mutex(State.sending(nil))
+        private let state = NIOLockedValueBox(State.sending(nil))
 
         init(client: HTTPClient, policy: TransportPolicy, deadline: NIODeadline,
              completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
@@ -47,7 +47,7 @@ extension AsyncHTTPClientTransport {
             }
             let accumulator = ResponseAccumulator(request: clientRequest, maxBodySize: policy.maximumResponseSize)
             let task = client.execute(request: clientRequest, delegate: accumulator, deadline: deadline)
-            let isCancelled = state.withLock { state in
+            let isCancelled = state.withLockedValue { state in
                 guard case .sending = state else { return true }
                 state = .sending(task)
                 return false
@@ -70,7 +70,7 @@ extension AsyncHTTPClientTransport {
         }
 
         func cancel() {
-            let task = state.withLock { state -> HTTPClient.Task<HTTPClient.Response>? in
+            let task = state.withLockedValue { state -> HTTPClient.Task<HTTPClient.Response>? in
                 defer { state = .cancelled }
                 guard case .sending(let task) = state else { return nil }
                 return task
