@@ -66,6 +66,10 @@ public final class SchedulerAudit: RequestEventMonitor {
     /// Watches `object`: the report lists it under `name` if it is still alive at the end (a
     /// model controller, a screen's group, anything that should go away with its screen).
     ///
+    /// The audit holds it weakly; the test must let go of it too before it asks for the
+    /// report (keep it only in a scope that has ended, or set your variable to nil), or the
+    /// report finds it alive, after a grace of one second.
+    ///
     /// - Parameters:
     ///   - object: the object that should be gone at the end.
     ///   - name: how the report names it.
@@ -74,9 +78,10 @@ public final class SchedulerAudit: RequestEventMonitor {
     }
 
     /// Waits, at most `timeout` seconds, until every caller that entered a call has ended and
-    /// the scheduler's queues have drained, then reports what it found. Objects still alive are
-    /// looked at again, a little later, until the bound: a closure may be let go on another
-    /// thread just after its caller ended.
+    /// the scheduler's queues have drained, then reports what it found. Watched objects still
+    /// alive then are looked at again for up to ``objectGrace`` more (a closure may be let go on
+    /// another thread just after its caller ended): one the test itself still holds fails the
+    /// report in about a second, not at the bound.
     ///
     /// - Parameters:
     ///   - scheduler: the scheduler this audit monitors.
@@ -90,7 +95,8 @@ public final class SchedulerAudit: RequestEventMonitor {
         Task { await scheduler.queuesDrained(); drained.append(()) }
         await drained.arrivals(1, within: max(0, Double(deadline.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)) / 1e9)
         var alive = aliveObjects()
-        while !alive.isEmpty, DispatchTime.now() < deadline {
+        let graceEnd = min(deadline, DispatchTime.now() + Self.objectGrace)
+        while !alive.isEmpty, DispatchTime.now() < graceEnd {
             try? await Task.sleep(nanoseconds: 10_000_000)
             alive = aliveObjects()
         }
@@ -102,6 +108,9 @@ public final class SchedulerAudit: RequestEventMonitor {
                    census: scheduler.census, objectsAlive: alive)
         }
     }
+
+    /// How long, after every caller ended, a watched object may take to go away: one second.
+    public static let objectGrace: TimeInterval = 1
 
     private func aliveObjects() -> [String] {
         state.withLock { $0.watched.filter { $0.object.value != nil }.map(\.name) }
@@ -165,7 +174,8 @@ extension SchedulerAudit {
                     + "\(census.registeredKeys) key(s) and \(census.queuedOperations) operation(s)")
             }
             if !objectsAlive.isEmpty {
-                problems.append("still alive: \(objectsAlive.joined(separator: ", "))")
+                problems.append("still alive: \(objectsAlive.joined(separator: ", ")) (a watched object must be let go "
+                    + "by the test too before the report; one a completion or the scheduler keeps is a leak)")
             }
             return problems
         }

@@ -233,6 +233,26 @@ import Testing
         handle.cancel()
     }
 
+    @Test func anAuditFailsAWatchedObjectTheTestStillHoldsAfterItsGraceNotItsBound() async throws {
+        // Given a clean run whose watched screen the test itself still holds
+        let audit = SchedulerAudit()
+        let (scheduler, api) = Self.scheduler(StubTransport { _ in .json(#"{"id": 1}"#) }, monitor: audit)
+        let screen = RequestGroup()
+        audit.watch(screen, as: "screen 1")
+        _ = try await api.value(for: Resource<Item>(path: "items/1"), group: screen)
+
+        // When the report is asked for with a bound of ten minutes
+        let reports = EventLog<SchedulerAudit.Report>()
+        Task { reports.append(await audit.report(for: scheduler, timeout: 600)) }
+
+        // Then it comes back after the audit's grace for objects, naming the object and why
+        let report = try #require(await reports.wait(for: 1, timeout: 30).first)
+        #expect(report.objectsAlive == ["screen 1"])
+        #expect(report.problems == ["still alive: screen 1 (a watched object must be let go by the test too before the "
+                                    + "report; one a completion or the scheduler keeps is a leak)"])
+        withExtendedLifetime(screen) {}
+    }
+
     @Test func anInterleaverReplaysItsCancellationsFromItsSeedAndNamesCallersThatHang() async {
         // A caller that never returns until its task is cancelled: a stream that never yields.
         let hang: @Sendable (Int) async throws -> Int = { index in
