@@ -49,6 +49,10 @@ public final class StubTransport: HTTPTransport {
     public let arrivals = EventLog<Arrival>()
     /// Every task the scheduler cancelled while it was on the wire.
     public let cancellations = EventLog<URLRequest>()
+    /// Every request the stub has answered (or failed), listed once the scheduler has handled
+    /// the answer: once a 429 is listed here, its host is paused and its retry's timer armed,
+    /// so a test may move a ``VirtualClock`` past them.
+    public let answered = EventLog<Arrival>()
     /// The priority each task started with, then each change it was told, by path.
     public let priorities = EventLog<(path: String, priority: RequestPriority)>()
     private let clock: any SchedulerClock
@@ -244,6 +248,8 @@ final class StubTask: TransportTask {
         guard let completion = takeCompletion() else { return }
         transport.taskEnded(self, cancelled: false)
         completion(result)
+        // The scheduler handles a report inline, in its completion.
+        transport.answered.append(StubTransport.Arrival(request: request))
     }
 
     private func takeCompletion() -> (@Sendable (Result<TransportResponse, any Error>) -> Void)? {

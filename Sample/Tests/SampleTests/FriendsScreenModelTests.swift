@@ -77,6 +77,24 @@ import Testing
         #expect(report.callers == 40 * 5)
     }
 
+    @Test func a429PausesTheFeedUntilTheTestMovesTheClock() async throws {
+        let clock = VirtualClock()
+        let transport = StubTransport(clock: clock, script: [
+            "GET /feed": [.tooManyRequests(retryAfter: 30), .json(Self.page)],
+        ])
+        var configuration = RequestScheduler.Configuration(transport: transport)
+        configuration.clock = clock
+        let api = SocialAPI(baseURL: URL(string: "https://social.test")!, configuration: configuration)
+        let pages = EventLog<Result<FeedPage, ServiceError>>()
+
+        api.posts.loadFeed(page: 1) { pages.append($0) }
+        await transport.answered.wait(for: 1)   // the 429 is handled: the host is paused for 30 s
+        clock.advance(by: 30)                   // only the clock's time passes: the probe goes out
+
+        #expect(try await pages.wait(for: 1).first?.get().page == 1)
+        #expect(transport.count("GET /feed") == 2)
+    }
+
     /// A friends screen written the way trackers' bug reports describe: its completions hold
     /// it strongly, and leaving it cancels nothing.
     final class LeakyFriendsScreen: Sendable {
@@ -128,5 +146,26 @@ import Testing
         let fixedReport = await fixed.report(for: fixedApp.scheduler)
         #expect(fixedReport.isClean, "\(fixedReport)")
         transport.release(with: .json(Self.friends))
+    }
+}
+
+/// The DocC article "Testing Your Model Controllers" shows these tests: each of its Swift
+/// blocks but the manifest's must be in this file, as written (whatever its indentation).
+@Test func theTestingArticleShowsThisFilesTestsAsWritten() throws {
+    let here = URL(fileURLWithPath: #filePath)
+    let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let article = try String(contentsOf: root.appendingPathComponent(
+        "Sources/NetworkScheduler/NetworkScheduler.docc/TestingYourModelControllers.md"), encoding: .utf8)
+    let lines = { (text: String) in
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+    let source = lines(try String(contentsOf: here, encoding: .utf8)).joined(separator: "\n")
+    let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        .filter { !$0.hasPrefix(".testTarget") }
+    #expect(blocks.count == 3)
+    for block in blocks {
+        let code = lines(block).joined(separator: "\n").trimmingCharacters(in: .newlines)
+        #expect(source.contains(code), "the article shows code this file does not have:\n\(block)")
     }
 }
