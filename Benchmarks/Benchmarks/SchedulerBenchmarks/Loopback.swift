@@ -233,22 +233,10 @@ struct Loopback: Sendable {
                 for _ in 0..<concurrency { startNext() }
             }
         case .plainOperation:
-            let queue = setup.queue!
-            cost = await measure(count: indices.count) { done in
-                let next = Counter()
-                @Sendable func addNext() {
-                    let index = indices.lowerBound + next.take()
-                    guard index < indices.upperBound else { return }
-                    queue.addOperation(PlainAsyncOperation { finish in
-                        session.dataTask(with: urlRequest(index, client)) { data, response, error in
-                            if !decodes(data, response, error) { failures.take() }
-                            finish()
-                            done()
-                            addNext()
-                        }.resume()
-                    })
-                }
-                for _ in 0..<concurrency { addNext() }
+            cost = await inOperations(on: setup.queue!, indices, failures: failures) { index, succeeded in
+                session.dataTask(with: urlRequest(index, client)) { data, response, error in
+                    succeeded(decodes(data, response, error))
+                }.resume()
             }
         case .rawAsyncHTTPClient:
             let httpClient = setup.httpClient!
@@ -259,22 +247,9 @@ struct Loopback: Sendable {
                 }
             }
         case .operationAsyncHTTPClient:
-            let (queue, httpClient) = (setup.queue!, setup.httpClient!)
-            cost = await measure(count: indices.count) { done in
-                let next = Counter()
-                @Sendable func addNext() {
-                    let index = indices.lowerBound + next.take()
-                    guard index < indices.upperBound else { return }
-                    queue.addOperation(PlainAsyncOperation { finish in
-                        fetch(index, client, with: httpClient) { succeeded in
-                            if !succeeded { failures.take() }
-                            finish()
-                            done()
-                            addNext()
-                        }
-                    })
-                }
-                for _ in 0..<concurrency { addNext() }
+            let httpClient = setup.httpClient!
+            cost = await inOperations(on: setup.queue!, indices, failures: failures) { index, succeeded in
+                fetch(index, client, with: httpClient, completion: succeeded)
             }
         case .schedulerCompletion, .schedulerAsyncHTTPClient:
             let api = setup.api!
@@ -303,6 +278,30 @@ struct Loopback: Sendable {
         let failed = failures.value
         guard failed == 0 else { throw BenchmarkFailure("\(client.rawValue): \(failed) of \(indices.count) requests failed") }
         return cost
+    }
+
+    /// Sends the requests of `indices`, `concurrency` at a time, each in a plain async
+    /// `Operation` on `queue`: `send` sends one and tells whether it succeeded.
+    private func inOperations(
+        on queue: OperationQueue, _ indices: Range<Int>, failures: Counter,
+        send: @escaping @Sendable (_ index: Int, _ succeeded: @escaping @Sendable (Bool) -> Void) -> Void
+    ) async -> Cost {
+        await measure(count: indices.count) { done in
+            let next = Counter()
+            @Sendable func addNext() {
+                let index = indices.lowerBound + next.take()
+                guard index < indices.upperBound else { return }
+                queue.addOperation(PlainAsyncOperation { finish in
+                    send(index) { succeeded in
+                        if !succeeded { failures.take() }
+                        finish()
+                        done()
+                        addNext()
+                    }
+                })
+            }
+            for _ in 0..<concurrency { addNext() }
+        }
     }
 
     /// `concurrency` tasks, each taking the next index until all are taken.
