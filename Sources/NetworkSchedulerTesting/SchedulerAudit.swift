@@ -17,7 +17,7 @@ import NetworkScheduler
 /// #expect(report.isClean, "\(report)")
 /// #expect(report.networkCalls("POST /v1/posts") == 1)
 /// ```
-public final class SchedulerAudit: RequestEventMonitor {
+public final class SchedulerAudit: RequestEvent.Monitor {
     private struct State {
         /// Callers that entered a call (new or joined) and have not ended.
         var open: Set<RequestHandle.ID> = []

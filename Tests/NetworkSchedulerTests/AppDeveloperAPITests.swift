@@ -235,7 +235,7 @@ import Testing
     // MARK: - Events
 
     @Test func everyEventNamesItsCallersMethodAndURL() async {
-        final class Events: RequestEventMonitor {
+        final class Events: RequestEvent.Monitor {
             let log = EventLog<RequestEvent>()
             func record(_ event: RequestEvent) { log.append(event) }
         }

@@ -87,7 +87,7 @@ import NetworkSchedulerTesting
     @Test func noEventHoldsAHeaderQueryOrBody() async {
         // Given a request with a secret in its query, its token and its body, answered 503
         // with a cookie, retried once, then failed
-        final class Events: RequestEventMonitor {
+        final class Events: RequestEvent.Monitor {
             let log = EventLog<RequestEvent>()
             func record(_ event: RequestEvent) { log.append(event) }
         }

@@ -99,7 +99,7 @@ import NetworkSchedulerTesting
     }
 }
 
-private final class StoryRecorder: RequestEventMonitor {
+private final class StoryRecorder: RequestEvent.Monitor {
     let lines = EventLog<String>()
 
     func record(_ event: RequestEvent) {

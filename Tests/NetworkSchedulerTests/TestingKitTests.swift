@@ -13,7 +13,7 @@ import Testing
     }
 
     /// Logs the retries a scheduler announces.
-    private final class Retries: RequestEventMonitor {
+    private final class Retries: RequestEvent.Monitor {
         let log = EventLog<TimeInterval>()
         func record(_ event: RequestEvent) {
             if case .retried(_, _, let after, _) = event { log.append(after) }
@@ -21,7 +21,7 @@ import Testing
     }
 
     private static func scheduler(_ transport: StubTransport, clock: VirtualClock? = nil,
-                                  monitor: (any RequestEventMonitor)? = nil,
+                                  monitor: (any RequestEvent.Monitor)? = nil,
                                   retryPolicy: RetryPolicy = .never) -> (RequestScheduler, APIClient) {
         let scheduler = RequestScheduler { configuration in
             configuration.transport = transport
@@ -140,7 +140,7 @@ import Testing
             configuration.transport = transport
             configuration.retryPolicy = .never
             configuration.clock = clock
-            configuration.rateLimits = ["kit.test": RateLimit(requestsPerSecond: 1, burst: 1)]
+            configuration.rateLimits = ["kit.test": HostHealth.RateLimit(requestsPerSecond: 1, burst: 1)]
         }
         let api = APIClient(baseURL: URL(string: "https://kit.test/v1")!, scheduler: scheduler, timeout: 3_600)
         let first = EventLog<Result<Item, ServiceError>>()

@@ -56,7 +56,7 @@ struct PriorityUnderSaturation {
 }
 
 /// The wire time of each low-priority caller that succeeded, as its event tells it.
-final class WireTimes: RequestEventMonitor {
+final class WireTimes: RequestEvent.Monitor {
     let samples = Samples()
 
     func record(_ event: RequestEvent) {

@@ -9,13 +9,13 @@ import Synchronization
 /// limit, whose starts must spread at the limit's rate after its burst.
 struct RateLimiting {
     /// The limit the pacing runs under.
-    static let paced = RateLimit(requestsPerSecond: 500, burst: 50)
+    static let paced = HostHealth.RateLimit(requestsPerSecond: 500, burst: 50)
 
     let requests: Int
     let pacedRequests: Int
 
     /// `requests` GETs through a scheduler with `limit` on the stub's host, or none.
-    func cost(limit: RateLimit?) async -> Cost {
+    func cost(limit: HostHealth.RateLimit?) async -> Cost {
         let api = Self.client(limit: limit, monitor: nil)
         return await measure(count: requests) { done in
             for index in 0..<requests {
@@ -50,7 +50,7 @@ struct RateLimiting {
         return (perSecond, busiest)
     }
 
-    private static func client(limit: RateLimit?, monitor: (any RequestEventMonitor)?) -> APIClient {
+    private static func client(limit: HostHealth.RateLimit?, monitor: (any RequestEvent.Monitor)?) -> APIClient {
         let transport = StubTransport(body: SchedulingCost.body)
         let scheduler = RequestScheduler { configuration in
             configuration.transport = transport
@@ -62,7 +62,7 @@ struct RateLimiting {
 }
 
 /// When each network call started.
-private final class StartTimes: RequestEventMonitor {
+private final class StartTimes: RequestEvent.Monitor {
     private let times = Mutex<[UInt64]>([])
 
     func record(_ event: RequestEvent) {

@@ -200,7 +200,7 @@ func registerRateLimiting() {
     Benchmark("8. Rate limiter, 20,000 requests; 1,000 paced at 500/s",
               configuration: configuration([unlimited, limited, ratio, pace, busiest], iterations: 5)) { benchmark in
         let scenario = RateLimiting(requests: 20_000, pacedRequests: 1_000)
-        let bound = RateLimit(requestsPerSecond: 1e12, burst: Int.max / 2)
+        let bound = HostHealth.RateLimit(requestsPerSecond: 1e12, burst: Int.max / 2)
         var (without, with) = (Cost(wallNanoseconds: 0, cpuNanoseconds: 0, count: 0), Cost(wallNanoseconds: 0, cpuNanoseconds: 0, count: 0))
         if benchmark.currentIteration % 2 == 0 {
             without = await scenario.cost(limit: nil)

@@ -17,7 +17,7 @@ import NIOHTTP1
 /// - **Deadlines and cancellation**: each request runs under its own deadline, to the
 ///   nanosecond (FoundationNetworking's are whole seconds of idle time), and the scheduler's
 ///   cancellation cancels the client's request, which closes its HTTP/1 connection.
-/// - **Redirects** are followed here, under each request's ``RedirectPolicy``: a `Location` that
+/// - **Redirects** are followed here, under each request's ``TransportPolicy/Redirects``: a `Location` that
 ///   does not make an http(s) URL with a plain host is refused as
 ///   ``ServiceError/badServerResponse(_:)``, and one to another origin drops the credentials and
 ///   the client's headers.

@@ -18,7 +18,7 @@ import NetworkScheduler
 /// ``Levels/routine``, `.debug` by default; retries, promotions and kept outcomes at
 /// ``Levels/notable``; failures at ``Levels/failure``; a host paused at ``Levels/hostPaused``.
 /// A level the logger filters out costs a comparison: the line and its metadata are not built.
-public struct LoggingEventMonitor: RequestEventMonitor {
+public struct LoggingEventMonitor: RequestEvent.Monitor {
     /// The level each kind of event is logged at.
     public struct Levels: Sendable, Equatable {
         /// A caller enqueued, joined, started, succeeded or was cancelled; a host available again.

@@ -27,7 +27,7 @@ import NIOConcurrencyHelpers
 ///
 /// Dimensions take a few values each, and a host's dimension is its `scheme://host:port`:
 /// no path, query, header or identifier, so nothing secret and nothing unbounded.
-public final class MetricsEventMonitor: RequestEventMonitor {
+public final class MetricsEventMonitor: RequestEvent.Monitor {
     private let factory: any MetricsFactory
     private let prefix: String
     private let fixed: Fixed

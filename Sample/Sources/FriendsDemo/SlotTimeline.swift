@@ -9,7 +9,7 @@ import Synchronization
 /// Records what runs in a host's slots, and when the host is paused, to draw it: a transport
 /// around the real one (each task is a slot taken, from its start to its answer), and an event
 /// monitor for the host's health.
-final class SlotTimeline: HTTPTransport, RequestEventMonitor {
+final class SlotTimeline: HTTPTransport, RequestEvent.Monitor {
     /// One task on the wire: its label, and when it started and ended (uptime nanoseconds).
     struct Task {
         let label: Character

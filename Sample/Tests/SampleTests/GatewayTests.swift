@@ -11,7 +11,7 @@ import Testing
 /// The gateway in front of SocialServer: many clients, one scheduler over AsyncHTTPClient.
 @Suite struct GatewayTests {
     /// Tells each caller that joined a call already in flight.
-    private final class Joins: RequestEventMonitor {
+    private final class Joins: RequestEvent.Monitor {
         let log = EventLog<Void>()
         func record(_ event: RequestEvent) {
             if case .joined = event { log.append(()) }
@@ -28,7 +28,7 @@ import Testing
     /// room for many connections to the gateway; stops them all afterwards.
     private static func with(
         deadline: TimeInterval,
-        monitors: [any RequestEventMonitor] = [],
+        monitors: [any RequestEvent.Monitor] = [],
         _ body: (SocialServer, Gateway, @escaping @Sendable (String) async -> Answer) async throws -> Void
     ) async throws {
         let upstream = try await SocialServer.start()

@@ -9,7 +9,7 @@ import Testing
 /// Host health and rate limits over real sockets against the SocialServer.
 @Suite struct HostHealthIntegrationTests {
     /// The story of a host, in order: its health changes and the paths of the calls started.
-    final class HostStory: RequestEventMonitor {
+    final class HostStory: RequestEvent.Monitor {
         let lines = NIOLockedValueBox<[String]>([])
         let starts = NIOLockedValueBox<[UInt64]>([])
         /// When each profile started, and when each pause was to end, by the wall clock.
@@ -79,7 +79,7 @@ import Testing
     @Test(arguments: TransportKind.allCases)
     func aRateLimitedHostStartsNoMoreThanItsBucketAllows(over transport: TransportKind) async throws {
         let story = HostStory()
-        let limit = RateLimit(requestsPerSecond: 20, burst: 2)
+        let limit = HostHealth.RateLimit(requestsPerSecond: 20, burst: 2)
         try await Fixture.with(over: transport, eventMonitors: [story], configure: { $0.rateLimits = ["127.0.0.1": limit] }) { fixture in
             let ledger = Ledger<User>(callers: 6)
             for index in 0..<6 {

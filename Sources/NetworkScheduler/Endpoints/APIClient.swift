@@ -38,7 +38,7 @@ public struct APIClient: Sendable {
     public var authenticator: TokenAuthenticator?
     /// Which redirects its requests follow unless their resource says otherwise: all by
     /// default, dropping the token, cookies and default headers on the way to another origin.
-    public var redirectPolicy: RedirectPolicy = .follow
+    public var redirectPolicy: TransportPolicy.Redirects = .follow
     /// Changes each request of this client as each of its attempts starts (a signature, a
     /// header computed then); none by default. See ``RequestAdapter``.
     public var requestAdapter: RequestAdapter?

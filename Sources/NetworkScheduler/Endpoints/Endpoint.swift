@@ -58,7 +58,7 @@ final class Submission: Sendable, Equatable {
     /// Refreshes the token when the server answers 401.
     let authenticator: TokenAuthenticator?
     /// Which redirects it follows.
-    let redirectPolicy: RedirectPolicy
+    let redirectPolicy: TransportPolicy.Redirects
     /// Its own response size limit; nil uses the scheduler's.
     let maximumResponseSize: Int?
     /// The headers its client adds for its own server, dropped on a redirect elsewhere.
@@ -94,7 +94,7 @@ final class Submission: Sendable, Equatable {
         retryPolicy: RetryPolicy? = nil,
         sendsIdempotencyKey: Bool = false,
         authenticator: TokenAuthenticator? = nil,
-        redirectPolicy: RedirectPolicy = .follow,
+        redirectPolicy: TransportPolicy.Redirects = .follow,
         maximumResponseSize: Int? = nil,
         originBoundHeaders: [String] = [],
         tags: Set<String> = [],

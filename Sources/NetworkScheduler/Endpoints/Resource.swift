@@ -47,7 +47,7 @@ public struct Resource<Model: Sendable>: Sendable {
     /// ``withIdempotencyKey(_:)``.
     public var sendsIdempotencyKey: Bool?
     /// Which redirects to follow; nil uses the client's ``APIClient/redirectPolicy``.
-    public var redirectPolicy: RedirectPolicy?
+    public var redirectPolicy: TransportPolicy.Redirects?
     /// The most bytes of body to read; nil uses the scheduler's
     /// ``RequestScheduler/Configuration-swift.struct/maximumResponseSize``. Set it to download
     /// something larger.
@@ -192,7 +192,7 @@ extension Resource {
     /// This resource with its own redirect policy.
     ///
     /// - Parameter policy: its redirect policy, instead of the client's.
-    public func redirecting(_ policy: RedirectPolicy) -> Self {
+    public func redirecting(_ policy: TransportPolicy.Redirects) -> Self {
         var resource = self
         resource.redirectPolicy = policy
         return resource

@@ -1,20 +1,20 @@
-/// Which redirects a request follows.
-public enum RedirectPolicy: Sendable, Equatable {
-    /// Follows every redirect; one that changes scheme, host or port drops `Authorization`,
-    /// `Proxy-Authorization`, `Cookie` and the headers its client adds for its own server.
-    case follow
-    /// Follows redirects within the request's origin only (scheme, host and port); another
-    /// redirect's response is the answer (a 3xx, which fails as ``ServiceError/server(_:)``
-    /// unless the resource accepts it).
-    case sameOrigin
-    /// Follows none: the 3xx is the answer.
-    case never
-}
-
 /// What a transport must enforce for one attempt, whatever the server does.
 public struct TransportPolicy: Sendable {
+    /// Which redirects a request follows.
+    public enum Redirects: Sendable, Equatable {
+        /// Follows every redirect; one that changes scheme, host or port drops `Authorization`,
+        /// `Proxy-Authorization`, `Cookie` and the headers its client adds for its own server.
+        case follow
+        /// Follows redirects within the request's origin only (scheme, host and port); another
+        /// redirect's response is the answer (a 3xx, which fails as ``ServiceError/server(_:)``
+        /// unless the resource accepts it).
+        case sameOrigin
+        /// Follows none: the 3xx is the answer.
+        case never
+    }
+
     /// Which redirects to follow.
-    public var redirects: RedirectPolicy
+    public var redirects: Redirects
     /// The most bytes of body to read; past it the transport stops reading and the attempt
     /// fails with ``ServiceError/responseTooLarge(limit:)``. Counted after decompression.
     public var maximumResponseSize: Int
@@ -37,7 +37,7 @@ public struct TransportPolicy: Sendable {
     ///   - originBoundHeaders: headers dropped on a redirect to another origin.
     ///   - priority: the call's priority, a hint for the transport.
     public init(
-        redirects: RedirectPolicy = .follow,
+        redirects: Redirects = .follow,
         maximumResponseSize: Int = RequestScheduler.Configuration.defaultMaximumResponseSize,
         originBoundHeaders: [String] = [],
         priority: RequestPriority = .normal

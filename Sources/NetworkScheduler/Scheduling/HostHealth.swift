@@ -72,22 +72,24 @@ extension HostHealth {
     }
 }
 
-/// A token bucket: at most `burst` attempts at once after a quiet spell, then
-/// `requestsPerSecond` on average. Attempts beyond it wait in their line, in priority order.
-public struct RateLimit: Sendable, Equatable {
-    /// The average rate allowed.
-    public var requestsPerSecond: Double
-    /// How many attempts may start at once after a quiet spell.
-    public var burst: Int
+extension HostHealth {
+    /// A token bucket: at most `burst` attempts at once after a quiet spell, then
+    /// `requestsPerSecond` on average. Attempts beyond it wait in their line, in priority order.
+    public struct RateLimit: Sendable, Equatable {
+        /// The average rate allowed.
+        public var requestsPerSecond: Double
+        /// How many attempts may start at once after a quiet spell.
+        public var burst: Int
 
-    /// A limit of `requestsPerSecond` on average, with bursts of up to `burst`.
-    ///
-    /// - Parameters:
-    ///   - requestsPerSecond: the rate the bucket refills at.
-    ///   - burst: the bucket's size: how many may start at once after a quiet spell.
-    public init(requestsPerSecond: Double, burst: Int = 1) {
-        precondition(requestsPerSecond > 0, "a rate limit must let requests through")
-        self.requestsPerSecond = requestsPerSecond
-        self.burst = max(1, burst)
+        /// A limit of `requestsPerSecond` on average, with bursts of up to `burst`.
+        ///
+        /// - Parameters:
+        ///   - requestsPerSecond: the rate the bucket refills at.
+        ///   - burst: the bucket's size: how many may start at once after a quiet spell.
+        public init(requestsPerSecond: Double, burst: Int = 1) {
+            precondition(requestsPerSecond > 0, "a rate limit must let requests through")
+            self.requestsPerSecond = requestsPerSecond
+            self.burst = max(1, burst)
+        }
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 /// let snapshot = metrics.snapshot
 /// print(snapshot.networkCalls, snapshot.deduplicated, snapshot.queueWait[.high]?.p99 ?? 0)
 /// ```
-public final class MetricsCollector: RequestEventMonitor {
+public final class MetricsCollector: RequestEvent.Monitor {
     /// Queue-wait figures for one priority, in seconds.
     public struct QueueWait: Sendable, Equatable {
         /// How many callers were measured.

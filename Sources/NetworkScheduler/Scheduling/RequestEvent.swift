@@ -7,7 +7,7 @@ import FoundationNetworking
 /// caller, method and URL, and holds no secret: no header, no body, no query.
 ///
 /// ```swift
-/// struct Logger: RequestEventMonitor {
+/// struct Logger: RequestEvent.Monitor {
 ///     func record(_ event: RequestEvent) {
 ///         if case .failed(let caller, let error, _) = event {
 ///             print("\(caller.id) \(caller.method) \(caller.url?.path ?? "") failed: \(error)")
@@ -95,13 +95,15 @@ extension RequestEvent {
     }
 }
 
-/// Observes a scheduler's events. Called synchronously on the thread where the event happens,
-/// never under the scheduler's lock: keep it quick and thread-safe.
-public protocol RequestEventMonitor: Sendable {
-    /// Called once for each event.
-    ///
-    /// - Parameter event: what happened.
-    func record(_ event: RequestEvent)
+extension RequestEvent {
+    /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
+    /// never under the scheduler's lock: keep it quick and thread-safe.
+    public protocol Monitor: Sendable {
+        /// Called once for each event.
+        ///
+        /// - Parameter event: what happened.
+        func record(_ event: RequestEvent)
+    }
 }
 
 extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {

@@ -32,7 +32,7 @@ extension RequestScheduler {
         /// queue run in the same block as those, rather than one block each.
         public var callbackQueue: DispatchQueue
         /// Observers of every request's events, such as a ``MetricsCollector``.
-        public var eventMonitors: [any RequestEventMonitor]
+        public var eventMonitors: [any RequestEvent.Monitor]
         /// When to retry a failed call whose resource sets no policy of its own: by default,
         /// three attempts for requests that are safe to repeat.
         public var retryPolicy: RetryPolicy
@@ -70,9 +70,9 @@ extension RequestScheduler {
         /// bucket: an attempt starts only with a token, in priority order. None by default.
         ///
         /// ```swift
-        /// configuration.rateLimits = ["analytics.example.com": RateLimit(requestsPerSecond: 2, burst: 5)]
+        /// configuration.rateLimits = ["analytics.example.com": HostHealth.RateLimit(requestsPerSecond: 2, burst: 5)]
         /// ```
-        public var rateLimits: [String: RateLimit] = [:]
+        public var rateLimits: [String: HostHealth.RateLimit] = [:]
         /// The headers that do not keep two requests from sharing one call, whatever their
         /// case: ``defaultHeadersIgnoredByDeduplication`` unless you change it. Every other
         /// header counts, so requests of different users (`Authorization`, `Cookie`,
@@ -118,7 +118,7 @@ extension RequestScheduler {
             hostBudget: Int? = nil,
             slotsReservedAboveLowPriority: Int = 1,
             callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
-            eventMonitors: [any RequestEventMonitor] = [],
+            eventMonitors: [any RequestEvent.Monitor] = [],
             retryPolicy: RetryPolicy = .default,
             connectivityMonitor: (any ConnectivityMonitor)? = nil
         ) {

@@ -57,7 +57,7 @@ extension SchedulerMachine {
         if case .probing(.none) = hosts[host].availability { hosts[host].availability = .probing(callID) }
     }
 
-    private mutating func refill(_ host: Int, _ limit: RateLimit, now: UInt64) {
+    private mutating func refill(_ host: Int, _ limit: HostHealth.RateLimit, now: UInt64) {
         guard let refilledAt = hosts[host].refilledAt else {
             (hosts[host].tokens, hosts[host].refilledAt) = (Double(limit.burst), now)
             return

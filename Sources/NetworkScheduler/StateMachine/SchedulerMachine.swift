@@ -98,7 +98,7 @@ struct SchedulerMachine<CallerHandle> {
     /// When a host is paused.
     let healthPolicy: HostHealth.Policy
     /// Rate limits by host name (`api.example.com`), lowercased.
-    let rateLimits: [String: RateLimit]
+    let rateLimits: [String: HostHealth.RateLimit]
 
     var callers = Slots<Caller>()
     var calls = Slots<Call>()
@@ -134,7 +134,7 @@ struct SchedulerMachine<CallerHandle> {
         lineLimit: Int? = nil,
         keptOutcomeWindow: Seconds = 10,
         healthPolicy: HostHealth.Policy = .never,
-        rateLimits: [String: RateLimit] = [:],
+        rateLimits: [String: HostHealth.RateLimit] = [:],
         jitterSeed: UInt64
     ) {
         precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
@@ -290,7 +290,7 @@ struct SchedulerMachine<CallerHandle> {
         var consecutiveFailures = 0
         /// Pauses in a row for failures, which double the next one.
         var failurePauses = 0
-        let rateLimit: RateLimit?
+        let rateLimit: HostHealth.RateLimit?
         /// Its adaptive budget, fractional so that it grows by a slot per budget's worth of
         /// answers (see ``HostHealth/Policy/adaptsBudget``).
         var window: Double

@@ -89,7 +89,7 @@ struct FuzzRun {
                                lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
                                healthPolicy: HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 0.5, maximumPause: 4,
                                                               adaptsBudget: seed.isMultiple(of: 5)),
-                               rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": RateLimit(requestsPerSecond: 4, burst: 2)])
+                               rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": HostHealth.RateLimit(requestsPerSecond: 4, burst: 2)])
         driver.judgesExpiriesAtOnce = false
     }
 

@@ -94,7 +94,7 @@ import Testing
     }
 
     @Test func aRateLimitLetsABurstThroughThenOnePerInterval() {
-        var driver = MachineDriver(budget: 6, rateLimits: ["api.test": RateLimit(requestsPerSecond: 2, burst: 3)])
+        var driver = MachineDriver(budget: 6, rateLimits: ["api.test": HostHealth.RateLimit(requestsPerSecond: 2, burst: 3)])
         for index in 0..<6 { driver.send("c\(index)", "/\(index)") }
         #expect(driver.started.count == 3)
         driver.advance(seconds: 0.49)
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func aRateLimitedHostStartsTheMostUrgentWaitingCallFirst() {
-        var driver = MachineDriver(budget: 4, rateLimits: ["api.test": RateLimit(requestsPerSecond: 1)])
+        var driver = MachineDriver(budget: 4, rateLimits: ["api.test": HostHealth.RateLimit(requestsPerSecond: 1)])
         driver.send("first", "/first")
         driver.send("low", "/low", priority: .low)
         driver.send("high", "/high", priority: .high)

@@ -106,7 +106,7 @@ extension Result {
 }
 
 /// Keeps the scheduler's events, so that tests can wait for one.
-final class EventRecorder: RequestEventMonitor {
+final class EventRecorder: RequestEvent.Monitor {
     let enqueued = EventLog<RequestHandle.ID>()
     let joined = EventLog<RequestHandle.ID>()
     let started = EventLog<RequestEvent.Call>()

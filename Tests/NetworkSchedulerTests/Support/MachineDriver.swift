@@ -55,7 +55,7 @@ struct MachineDriver {
 
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
-         healthPolicy: HostHealth.Policy = .never, rateLimits: [String: RateLimit] = [:]) {
+         healthPolicy: HostHealth.Policy = .never, rateLimits: [String: HostHealth.RateLimit] = [:]) {
         self.retryPolicy = retryPolicy
         machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget,
                           maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,

@@ -50,7 +50,7 @@ struct Fixture: Sendable {
         over kind: TransportKind = .urlSession,
         budget: Int? = nil,
         retryPolicy: RetryPolicy = .never,
-        eventMonitors: [any RequestEventMonitor] = [],
+        eventMonitors: [any RequestEvent.Monitor] = [],
         maximumWait: [RequestPriority: TimeInterval] = [:],
         maximumWaitingPerHost: Int? = nil,
         configure: (inout RequestScheduler.Configuration) -> Void = { _ in },

@@ -50,7 +50,7 @@ final class WaitableCount: Sendable {
 }
 
 /// Counts a scheduler's events.
-final class Tally: RequestEventMonitor {
+final class Tally: RequestEvent.Monitor {
     /// Callers admitted: new calls and joiners.
     let admitted = WaitableCount()
     let started = WaitableCount()
