@@ -134,7 +134,6 @@ extension MetricsCollector.Snapshot: CustomStringConvertible {
     }
 
     private static func seconds(_ value: TimeInterval) -> String {
-        let millis = Int((value * 1_000).rounded())
-        return "\(millis / 1_000).\(String(repeating: "0", count: 3 - String(millis % 1_000).count))\(millis % 1_000) s"
+        String(format: "%.3f s", value)
     }
 }
