@@ -218,7 +218,7 @@ extension APIClient {
         _ resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = [],
+        after dependencies: [any RequestDependency] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, completion: completion)
@@ -241,7 +241,7 @@ extension APIClient {
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Model {
         try await reply(for: resource, priority: priority, group: group, after: dependencies).value
     }
@@ -264,7 +264,7 @@ extension APIClient {
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Reply<Model> {
         try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies)
     }

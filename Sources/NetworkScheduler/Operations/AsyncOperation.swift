@@ -31,13 +31,12 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// Whether it has finished; its queue then lets it go and its dependents run.
     override var isFinished: Bool { state == .finished }
 
-    /// A cancelled operation reports its outcome (``didSkipExecution()``) before it is marked
+    /// A cancelled operation reports its outcome (``skipExecution()``) before it is marked
     /// finished: an operation that depends on it must not run before that outcome is known.
     override final func start() {
         guard transition(to: .executing) == .pending else { return }
         if isCancelled {
-            didSkipExecution()
-            finish()
+            skipExecution()
         } else {
             execute()
         }
@@ -54,8 +53,11 @@ class AsyncOperation: Operation, @unchecked Sendable {
         finish()
     }
 
-    /// Called instead of ``execute()`` when the operation was cancelled before it started.
-    func didSkipExecution() {}
+    /// Called instead of ``execute()`` when the operation was cancelled before it started. Call
+    /// `finish()` once its outcome is reported; by default, at once.
+    func skipExecution() {
+        finish()
+    }
 
     /// Marks the operation finished; the queue then starts the next one. Harmless if repeated.
     final func finish() {

@@ -166,7 +166,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
     }
 
-    override func didSkipExecution() {
+    override func skipExecution() {
         complete(.failure(.cancelled))
     }
 

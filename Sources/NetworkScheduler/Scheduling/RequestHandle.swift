@@ -74,6 +74,13 @@ public final class RequestHandle: @unchecked Sendable {
         set { state.withLock { $0.callerID = newValue } }
     }
 
+    /// The operation that sends it, if it was made as one
+    /// (``APIClient/operation(for:priority:group:after:completion:)``).
+    var operation: RequestOperation? {
+        get { state.withLock { $0.operation } }
+        set { state.withLock { $0.operation = newValue } }
+    }
+
     /// This caller as a dependency of another, once it entered its scheduler's machine.
     var dependencyID: DependencyID? {
         callerID.map { DependencyID(machine: scheduler.machineID, caller: $0) }
@@ -93,6 +100,8 @@ public final class RequestHandle: @unchecked Sendable {
         /// agree on it.
         var priority: RequestPriority
         var callerID: CallerID?
+        /// The operation that sends it, if it was made as one, which mirrors its priority.
+        weak var operation: RequestOperation?
     }
 
     init(

@@ -6,7 +6,7 @@ extension RequestScheduler {
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = []
+        after dependencies: [any RequestDependency] = []
     ) async throws(ServiceError) -> Reply<Model> {
         let slot = CancellationSlot()
         let result = await withTaskCancellationHandler {

@@ -110,7 +110,7 @@ public final class RequestScheduler: Sendable {
         _ request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [RequestHandle] = [],
+        after dependencies: [any RequestDependency] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
@@ -171,11 +171,24 @@ public final class RequestScheduler: Sendable {
         _ request: Endpoint<Model>,
         priority: RequestPriority,
         group: RequestGroup?,
-        after dependencies: [RequestHandle],
+        after dependencies: [any RequestDependency],
         callbacks: CallbackQueue?,
         completion: Completion<Model>
     ) -> RequestHandle {
-        let handle = RequestHandle(
+        let handle = makeHandle(request, priority: priority, group: group, callbacks: callbacks, completion: completion)
+        admit(handle, group: group, after: dependencies)
+        return handle
+    }
+
+    /// A caller for `request`, not yet in the machine: ``admit(_:group:after:)`` sends it.
+    func makeHandle<Model>(
+        _ request: Endpoint<Model>,
+        priority: RequestPriority,
+        group: RequestGroup?,
+        callbacks: CallbackQueue?,
+        completion: Completion<Model>
+    ) -> RequestHandle {
+        RequestHandle(
             id: nextID(),
             priority: priority,
             scheduler: self,
@@ -185,27 +198,52 @@ public final class RequestScheduler: Sendable {
         ) { callResult in
             completion.deliver(callResult, readingWith: request)
         }
-        if dependencies.isEmpty {
+    }
+
+    /// Sends a caller made by ``makeHandle(_:priority:group:callbacks:completion:)``: at once,
+    /// or once its dependencies have succeeded, waiting in the machine meanwhile.
+    func admit(_ handle: RequestHandle, group: RequestGroup?, after dependencies: [any RequestDependency]) {
+        guard !dependencies.isEmpty else {
             submit(handle, listingIn: group)
-        } else {
-            let now = clock.uptimeNanoseconds
-            feed { machine in
-                // Listed as it enters the machine (see `RequestGroup.insert`); those of its
-                // dependencies that are this scheduler's and still here inherit its priority
-                // while it waits for them (one that has not entered its machine yet inherits
-                // nothing).
-                let isSuspended = group?.insert(handle) ?? false
-                let (id, actions) = machine.add(handle, priority: priority, dependencies: dependencies.count,
-                                                waitingFor: dependencies.compactMap(\.dependencyID), isSuspended: isSuspended,
-                                                deadline: Self.deadline(of: request.submission, sentAt: now), now: now)
-                handle.callerID = id
-                return actions
+            return
+        }
+        let prerequisites = dependencies.map(Prerequisite.init)
+        for case .unsupported(let type) in prerequisites {
+            fail(handle, with: .invalidRequest(reason: "\(type) in after: is neither a request nor an Operation"))
+            return
+        }
+        let now = clock.uptimeNanoseconds
+        feed { machine in
+            // Listed as it enters the machine (see `RequestGroup.insert`); those of its
+            // dependencies that are this scheduler's requests and still here inherit its
+            // priority while it waits for them (one that has not entered its machine yet
+            // inherits nothing, nor does an operation).
+            let isSuspended = group?.insert(handle) ?? false
+            let waited = prerequisites.compactMap { prerequisite -> DependencyID? in
+                if case .request(let dependency) = prerequisite { return dependency.dependencyID }
+                return nil
             }
-            for dependency in dependencies {
+            let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
+                                            waitingFor: waited, isSuspended: isSuspended,
+                                            deadline: Self.deadline(of: handle.submission, sentAt: now), now: now)
+            handle.callerID = id
+            return actions
+        }
+        for prerequisite in prerequisites {
+            switch prerequisite {
+            case .request(let dependency):
                 dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
+            case .operation(let operation):
+                // A request's operation names its request; another operation gets an ID of its own.
+                let id = (operation as? RequestOperation)?.handle.id ?? nextID()
+                OperationFinishWatch.whenFinished(operation) { [self] wasCancelled in
+                    let outcome = (operation as? RequestOperation)?.outcome ?? (wasCancelled ? .cancelled : .succeeded)
+                    dependencyFinished(handle, id, outcome)
+                }
+            case .unsupported:
+                break
             }
         }
-        return handle
     }
 
     private func dependencyFinished(_ handle: RequestHandle, _ dependency: RequestHandle.ID, _ outcome: RequestHandle.Outcome) {
@@ -502,6 +540,8 @@ public final class RequestScheduler: Sendable {
             for handle in handles { handle.adopt(priority) }
             return machine.setPriority(priority, of: handles.lazy.compactMap(\.callerID), now: now)
         }
+        // Outside the lock: an operation's queue takes its own locks to re-rank it.
+        for handle in handles { handle.operation?.priorityChanged(to: handle.priority) }
     }
 
     /// Ends a caller that is not attached to a call with `error`.

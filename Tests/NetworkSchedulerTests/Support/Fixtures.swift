@@ -87,6 +87,7 @@ final class Outcomes<Value: Sendable>: Sendable {
         { [log] result in log.append((label, result)) }
     }
 
+    @discardableResult
     func wait(for count: Int) async -> [String: Result<Value, ServiceError>] {
         var byLabel: [String: Result<Value, ServiceError>] = [:]
         for entry in await log.wait(for: count) { byLabel[entry.label] = entry.result }

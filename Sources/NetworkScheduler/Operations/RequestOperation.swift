@@ -1,0 +1,70 @@
+import Foundation
+
+/// A request as an `Operation` of the app's (see
+/// ``APIClient/operation(for:priority:group:after:completion:)``): it sends its request when it
+/// starts, and finishes once its caller's completion has run, whatever the outcome.
+///
+/// It is one caller like any other (its ``handle``), so its `cancel()` ends that caller only,
+/// and its `queuePriority` and the request's priority are one: setting either sets both.
+final class RequestOperation: AsyncOperation, @unchecked Sendable {
+    // Safety: `outcomeValue` is behind the state lock; the rest is immutable (the dependencies,
+    // which may not be Sendable, are read once, when the operation starts).
+
+    /// Its caller, made at once and sent when the operation starts.
+    let handle: RequestHandle
+    private let group: RequestGroup?
+    private let prerequisites: [any RequestDependency]
+    private var outcomeValue: RequestHandle.Outcome?
+
+    init(handle: RequestHandle, group: RequestGroup?, after dependencies: [any RequestDependency]) {
+        self.handle = handle
+        self.group = group
+        self.prerequisites = dependencies
+        super.init()
+        super.queuePriority = handle.priority.queuePriority
+        handle.operation = self
+        handle.whenFinished { [weak self] outcome in self?.ended(with: outcome) }
+    }
+
+    /// How its caller ended, once its completion has run.
+    var outcome: RequestHandle.Outcome? {
+        withStateLock { outcomeValue }
+    }
+
+    override func execute() {
+        handle.scheduler.admit(handle, group: group, after: prerequisites)
+        // Cancelled while it was being sent: `cancel()` may have found it not yet in its machine.
+        if isCancelled { handle.cancel() }
+    }
+
+    /// Cancelled before it started: its caller ends with `.cancelled`, without touching the
+    /// network, and the operation finishes once that completion has run.
+    override func skipExecution() {
+        handle.complete(with: .failure(.cancelled))
+    }
+
+    /// Ends its caller with `.cancelled`; a call it shares with other callers goes on for them.
+    override func cancel() {
+        super.cancel()
+        if state == .executing { handle.cancel() }
+    }
+
+    /// The request's priority, as an operation's: setting it re-ranks the request at once.
+    override var queuePriority: Operation.QueuePriority {
+        get { super.queuePriority }
+        set {
+            super.queuePriority = newValue
+            handle.priority = RequestPriority(newValue)
+        }
+    }
+
+    /// The priority its caller was given (through its handle or this operation).
+    func priorityChanged(to priority: RequestPriority) {
+        if RequestPriority(super.queuePriority) != priority { super.queuePriority = priority.queuePriority }
+    }
+
+    private func ended(with outcome: RequestHandle.Outcome) {
+        withStateLock { outcomeValue = outcome }
+        finish()
+    }
+}
