@@ -20,7 +20,8 @@ import NetworkSchedulerTesting
         idempotencyKey: String? = nil,
         authenticated: Bool = false,
         attemptNumber: Int = 1,
-        policy: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.5, maxDelay: 4)
+        policy: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.5, maxDelay: 4),
+        failureStatuses: Set<Int> = []
     ) -> AttemptVerdict {
         var urlRequest = URLRequest(url: URL(string: "https://api.test/items")!)
         urlRequest.httpMethod = method
@@ -32,7 +33,7 @@ import NetworkSchedulerTesting
         let authenticator = authenticated ? TokenAuthenticator(token: bearer) { _ in "new" } : nil
         let submission = Submission(.urlRequest(urlRequest), deduplication: .automatic, authenticator: authenticator)
         return AttemptVerdict(of: outcome, attemptNumber: attemptNumber, request: request, submission: submission,
-                              defaultPolicy: policy, date: now)
+                              defaultPolicy: policy, failureStatuses: failureStatuses, date: now)
     }
 
     @Test func anAnswerBelow400Succeeds() {
@@ -55,6 +56,18 @@ import NetworkSchedulerTesting
         #expect(Self.verdict(status: 503) == AttemptVerdict(kind: .throttled(retryAfter: nil), retry: .backoff(upTo: 0.5)))
         #expect(Self.verdict(status: 429, headers: ["Retry-After": "3600"]) ==
                 AttemptVerdict(kind: .throttled(retryAfter: 3_600), retry: nil))
+    }
+
+    @Test func theStatusesTheHostsHealthCountsAreServerFailuresUnlessTheyAskToWait() {
+        let counted: Set<Int> = [500, 502, 503, 504]
+        for status in [500, 502, 503, 504] {
+            #expect(Self.verdict(status: status, failureStatuses: counted).kind == .serverFailed)
+        }
+        #expect(Self.verdict(status: 503, headers: ["Retry-After": "2"], failureStatuses: counted).kind == .throttled(retryAfter: 2))
+        #expect(Self.verdict(status: 501, failureStatuses: counted).kind == .rejected)
+        #expect(Self.verdict(status: 429, failureStatuses: counted).kind == .throttled(retryAfter: nil))
+        // The retry policy reads the answer as before: a counted 503 is still retried.
+        #expect(Self.verdict(status: 503, failureStatuses: counted).retry == .backoff(upTo: 0.5))
     }
 
     @Test func otherErrorAnswersAreRejectedAndRetriedOnlyWhenThePolicySays() {

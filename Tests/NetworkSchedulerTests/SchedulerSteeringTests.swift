@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import NetworkSchedulerTesting
 import Testing
 @testable import NetworkScheduler
 
@@ -27,7 +28,7 @@ import Testing
         let outcomes = Outcomes<User>()
         harness.api.send(Resource<User>(path: "limited"), completion: outcomes.completion("limited"))
         #expect(await outcomes.wait(for: 1)["limited"]?.failure?.statusCode == 503)
-        guard case .paused(let until) = harness.scheduler.health(of: Self.base) else {
+        guard case .paused(let until, reason: .askedToWait) = harness.scheduler.health(of: Self.base) else {
             Issue.record("not paused: \(harness.scheduler.health(of: Self.base))")
             return
         }
@@ -53,4 +54,34 @@ import Testing
         #expect(await outcomes.wait(for: 1)["busy"]?.failure?.statusCode == 503)
         #expect(harness.scheduler.currentBudget(of: Self.base) == 2)
     }
+
+    @Test func aStreakOf503sPausesTheHostAndAGoodProbeResumesIt() async throws {
+        let clock = VirtualClock()
+        let healthy = Locked(false)
+        let harness = Harness(budget: 2, reply: { _ in healthy.withLock { $0 } ? .json(userJSON) : .respond(status: 503) }) {
+            $0.hostHealth = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 2)
+            $0.clock = clock
+        }
+        let outcomes = Outcomes<User>()
+        for index in 1...3 { harness.api.send(Resource<User>(path: "busy/\(index)"), completion: outcomes.completion("\(index)")) }
+        #expect(await outcomes.wait(for: 3).values.allSatisfy { $0.failure?.statusCode == 503 })
+        #expect(harness.scheduler.health(of: Self.base) == .paused(until: clock.now.addingTimeInterval(2), reason: .serverErrors))
+
+        // Waiting requests wait out the pause, then one probe goes alone.
+        healthy.withLock { $0 = true }
+        for index in 4...6 { harness.api.send(Resource<User>(path: "busy/\(index)"), completion: outcomes.completion("\(index)")) }
+        await harness.events.enqueued.wait(for: 6)
+        #expect(harness.transport.arrivals.count == 3)
+        clock.advance(by: 2)
+
+        let outcomesAfter = await outcomes.wait(for: 6)
+        #expect(try (4...6).map { try outcomesAfter["\($0)"]?.get().id } == [1, 1, 1])
+        #expect(harness.scheduler.health(of: Self.base) == .available)
+        let changes = await harness.events.health.wait(for: 3)
+        #expect(changes.map(\.isAvailable) == [false, false, true]) // paused, probing, available
+    }
+}
+
+private extension HostHealth {
+    var isAvailable: Bool { self == .available }
 }

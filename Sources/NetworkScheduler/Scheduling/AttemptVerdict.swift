@@ -17,6 +17,10 @@ struct AttemptVerdict: Equatable, Sendable {
         /// A 429 or 503: the server asks to slow down, for the seconds of its `Retry-After`
         /// if it gave one.
         case throttled(retryAfter: TimeInterval?)
+        /// An error answer whose status the host's health counts as a failure
+        /// (``HostHealth/Policy/failureStatuses``), without a `Retry-After`: the server is up
+        /// but failing.
+        case serverFailed
         /// Another error answer.
         case rejected
         /// The host could not be reached, or the connection was lost.
@@ -61,14 +65,16 @@ struct AttemptVerdict: Equatable, Sendable {
 extension AttemptVerdict {
     /// The verdict on `outcome`, the result of attempt `attemptNumber` (1 for the first) of a
     /// call that sent `request`, by the call's retry policy (`defaultPolicy` unless it has
-    /// its own). `date` is the wall clock, which a `Retry-After` date is counted from. A
-    /// policy's decider runs here, outside the scheduler's lock.
+    /// its own). `date` is the wall clock, which a `Retry-After` date is counted from;
+    /// `failureStatuses`, the statuses the host's health counts as failures. A policy's decider
+    /// runs here, outside the scheduler's lock.
     init(
         of outcome: Result<TransportResponse, ServiceError>,
         attemptNumber: Int,
         request: PreparedRequest,
         submission: Submission,
         defaultPolicy: RetryPolicy,
+        failureStatuses: Set<Int> = [],
         date: Date
     ) {
         let retryAfter: TimeInterval?
@@ -81,6 +87,7 @@ extension AttemptVerdict {
             kind = switch status {
             case ..<400: .succeeded
             case 401 where submission.authenticator != nil: .unauthorized(rejectedToken: Self.bearerToken(of: request))
+            case _ where retryAfter == nil && failureStatuses.contains(status): .serverFailed
             case 429, 503: .throttled(retryAfter: retryAfter)
             default: .rejected
             }

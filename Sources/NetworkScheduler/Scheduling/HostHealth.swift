@@ -5,13 +5,27 @@ import Foundation
 public enum HostHealth: Sendable, Equatable {
     /// New attempts start as the budget allows.
     case available
-    /// No new attempt starts before this moment: the host answered 429 or 503 with
-    /// `Retry-After`, or failed to connect too many times in a row. Attempts already on the
-    /// wire go on; waiting calls wait, every one of them, not only the one that was refused.
-    case paused(until: Date)
+    /// No new attempt starts before this moment, for `reason`: the host answered 429 or 503
+    /// with `Retry-After`, or failed too many times in a row. Attempts already on the wire go
+    /// on; waiting calls wait, every one of them, not only the one that was refused.
+    case paused(until: Date, reason: PauseReason)
     /// The pause is over, and one attempt (the probe) is let through: when it gets an answer
     /// the host is available again; when it fails, the host is paused again.
     case probing
+}
+
+extension HostHealth {
+    /// Why a host is paused.
+    public enum PauseReason: Sendable, Equatable {
+        /// It answered 429 or 503 with `Retry-After`, and the pause is the time it asked for.
+        case askedToWait
+        /// Attempts in a row failed to reach it (no connection, refused, lost, timed out), or
+        /// the probe after a pause did, the last failure being of this kind.
+        case unreachable
+        /// Attempts in a row got an answer whose status the policy counts as a failure
+        /// (``Policy/failureStatuses``), or the probe did, the last failure being of this kind.
+        case serverErrors
+    }
 }
 
 extension HostHealth {
@@ -23,11 +37,18 @@ extension HostHealth {
     public struct Policy: Sendable, Equatable {
         /// Whether a 429 or 503 with `Retry-After` pauses its whole host for that long.
         public var pausesOnRetryAfter: Bool
-        /// How many attempts in a row may fail to connect (no connection, refused, lost, timed
-        /// out) before the host is paused; nil (the default) never pauses for failures. While it
-        /// is paused, waiting calls wait: give them a deadline (``Resource/within(_:)``) if they
-        /// should rather fail.
+        /// How many attempts in a row may fail (fail to connect: no connection, refused, lost,
+        /// timed out; or get an answer with one of ``failureStatuses``) before the host is
+        /// paused; nil (the default) never pauses for failures. While it is paused, waiting
+        /// calls wait: give them a deadline (``Resource/within(_:)``) if they should rather fail.
+        /// After the pause one probe goes alone: an answer that is not a failure closes the
+        /// circuit, a failure pauses the host again, for twice as long.
         public var failuresBeforePause: Int?
+        /// The statuses that count as failures of the host, beside failures to connect, when
+        /// they come without a `Retry-After` (with one, the host asked for a pause, which
+        /// ``pausesOnRetryAfter`` decides): by default 500, 502, 503 and 504. Any other answer
+        /// shows the host is up, and ends a run of failures.
+        public var failureStatuses: Set<Int>
         /// The first pause after failures, in seconds; each probe that fails doubles it.
         public var pauseAfterFailures: TimeInterval
         /// The longest pause, whatever `Retry-After` asks.
@@ -42,19 +63,22 @@ extension HostHealth {
         ///
         /// - Parameters:
         ///   - pausesOnRetryAfter: whether a 429 or 503 with `Retry-After` pauses the host.
-        ///   - failuresBeforePause: failures to connect in a row that pause the host; nil never.
+        ///   - failuresBeforePause: failures in a row that pause the host; nil never.
         ///   - pauseAfterFailures: the first pause after such failures, doubled for each failed probe.
         ///   - maximumPause: the longest pause, whatever the server asks.
         ///   - adaptsBudget: whether each host's budget halves on strain and grows back with answers.
+        ///   - failureStatuses: the statuses that count as failures, beside failures to connect.
         public init(
             pausesOnRetryAfter: Bool = true,
             failuresBeforePause: Int? = nil,
             pauseAfterFailures: TimeInterval = 1,
             maximumPause: TimeInterval = 60,
-            adaptsBudget: Bool = false
+            adaptsBudget: Bool = false,
+            failureStatuses: Set<Int> = [500, 502, 503, 504]
         ) {
             self.pausesOnRetryAfter = pausesOnRetryAfter
             self.failuresBeforePause = failuresBeforePause.map { max(1, $0) }
+            self.failureStatuses = failureStatuses
             self.pauseAfterFailures = max(0, pauseAfterFailures)
             self.maximumPause = max(0, maximumPause)
             self.adaptsBudget = adaptsBudget
@@ -63,8 +87,8 @@ extension HostHealth {
         /// Pauses on `Retry-After` only, up to a minute.
         public static let `default` = HostHealth.Policy()
 
-        /// Pauses on `Retry-After`, and after five failures to connect in a row: for a second, then
-        /// two, four…, up to a minute.
+        /// Pauses on `Retry-After`, and after five failures in a row (to connect, or 500, 502, 503
+        /// or 504 answers): for a second, then two, four…, up to a minute.
         public static let breaker = HostHealth.Policy(failuresBeforePause: 5)
 
         /// Never pauses a host.

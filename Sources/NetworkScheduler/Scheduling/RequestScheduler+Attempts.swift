@@ -12,7 +12,8 @@ extension RequestScheduler {
     /// policy's decider runs then), and tell the machine.
     func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>) {
         let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
-                                     submission: start.submission, defaultPolicy: configuration.retryPolicy, date: clock.now)
+                                     submission: start.submission, defaultPolicy: configuration.retryPolicy,
+                                     failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let now = clock.uptimeNanoseconds
         feed(ending: start.id) { $0.attemptEnded(start.id, with: outcome, verdict: verdict, now: now) }
     }
@@ -20,7 +21,8 @@ extension RequestScheduler {
     /// The machine ended an attempt at its deadline: read that timeout as any attempt's result.
     func judge(_ expiry: Machine.Expiry) {
         let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
-                                     submission: expiry.submission, defaultPolicy: configuration.retryPolicy, date: clock.now)
+                                     submission: expiry.submission, defaultPolicy: configuration.retryPolicy,
+                                     failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let now = clock.uptimeNanoseconds
         feed { $0.expiryJudged(expiry.id, verdict, now: now) }
     }

@@ -498,7 +498,8 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Whether the host of `url` takes new attempts: ``HostHealth/available`` unless a 429 or
-    /// 503 with `Retry-After`, or failures in a row, paused it (see
+    /// 503 with `Retry-After`, or failures in a row (to connect, or server errors), paused it,
+    /// which ``HostHealth/paused(until:reason:)`` tells (see
     /// ``Configuration-swift.struct/hostHealth``).
     ///
     /// - Parameter url: any URL of the host.
@@ -522,7 +523,8 @@ public final class RequestScheduler: Sendable {
     private func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
         switch availability {
         case .available: .available
-        case .paused(let until): .paused(until: clock.now.addingTimeInterval((Double(until) - Double(now)) / 1_000_000_000))
+        case .paused(let until, let reason):
+            .paused(until: clock.now.addingTimeInterval((Double(until) - Double(now)) / 1_000_000_000), reason: reason)
         case .probing: .probing
         }
     }

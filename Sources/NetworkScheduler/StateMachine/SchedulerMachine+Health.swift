@@ -5,8 +5,8 @@ extension SchedulerMachine {
     /// Whether a host takes new attempts.
     enum Availability: Equatable, Sendable {
         case available
-        /// Nothing new starts before this uptime.
-        case paused(until: UInt64)
+        /// Nothing new starts before this uptime, for this reason.
+        case paused(until: UInt64, reason: HostHealth.PauseReason)
         /// One attempt may go (and this is its call, once it went); its answer opens the host,
         /// its failure pauses it again.
         case probing(CallID?)
@@ -68,9 +68,9 @@ extension SchedulerMachine {
     }
 
     /// What an attempt's result says of its host: a server that asks to slow down for a
-    /// while (a 429 or 503 with `Retry-After`) pauses it; failing to connect too many times in
-    /// a row, or as the probe, pauses it (longer each time); any other answer from the server
-    /// counts as healthy and, from the probe, opens it.
+    /// while (a 429 or 503 with `Retry-After`) pauses it; failing (to connect, or with a status
+    /// the policy counts) too many times in a row, or as the probe, pauses it (longer each
+    /// time); any other answer from the server counts as healthy and, from the probe, opens it.
     mutating func judge(
         _ result: AttemptVerdict.Kind,
         of callID: CallID,
@@ -84,21 +84,33 @@ extension SchedulerMachine {
             serverAnswered(on: host, isProbe: isProbe, isStrained: true, pausingFor: retryAfter, now: now, into: &actions)
         case .succeeded, .unauthorized, .rejected:
             serverAnswered(on: host, isProbe: isProbe, isStrained: false, pausingFor: nil, now: now, into: &actions)
-        case .unreachable, .timedOut:
-            if result == .timedOut { adaptBudget(ofHost: host, isStrained: true) }
-            hosts[host].consecutiveFailures += 1
-            guard let threshold = healthPolicy.failuresBeforePause,
-                  isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
-                return
-            }
-            let seconds = healthPolicy.pauseAfterFailures * Double(1 << min(hosts[host].failurePauses, 30))
-            hosts[host].failurePauses += 1
-            pause(host, for: seconds, now: now, into: &actions)
+        case .unreachable:
+            failed(host, isProbe: isProbe, reason: .unreachable, now: now, into: &actions)
+        case .timedOut:
+            adaptBudget(ofHost: host, isStrained: true)
+            failed(host, isProbe: isProbe, reason: .unreachable, now: now, into: &actions)
+        case .serverFailed:
+            adaptBudget(ofHost: host, isStrained: true)
+            failed(host, isProbe: isProbe, reason: .serverErrors, now: now, into: &actions)
         case .noAnswer:
             // Cancelled, refused by the policy, too large: nothing about the host. A probe
             // that ended so lets another through.
             if isProbe { hosts[host].availability = .probing(nil) }
         }
+    }
+
+    /// An attempt failed for its host's sake: one failure more in a row, which pauses the host
+    /// once there are as many as the policy allows, or at once for the probe.
+    private mutating func failed(_ host: Int, isProbe: Bool, reason: HostHealth.PauseReason, now: UInt64,
+                                 into actions: inout Actions) {
+        hosts[host].consecutiveFailures += 1
+        guard let threshold = healthPolicy.failuresBeforePause,
+              isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
+            return
+        }
+        let seconds = healthPolicy.pauseAfterFailures * Double(1 << min(hosts[host].failurePauses, 30))
+        hosts[host].failurePauses += 1
+        pause(host, for: seconds, reason: reason, now: now, into: &actions)
     }
 
     /// The server answered: the host is reachable; one that asked to slow down with a
@@ -108,23 +120,24 @@ extension SchedulerMachine {
         hosts[host].consecutiveFailures = 0
         adaptBudget(ofHost: host, isStrained: isStrained)
         if healthPolicy.pausesOnRetryAfter, let retryAfter {
-            pause(host, for: retryAfter, now: now, into: &actions)
+            pause(host, for: retryAfter, reason: .askedToWait, now: now, into: &actions)
         } else {
             hosts[host].failurePauses = 0
             if isProbe || hosts[host].availability == .probing(nil) { setAvailability(.available, of: host, into: &actions) }
         }
     }
 
-    private mutating func pause(_ host: Int, for seconds: Seconds, now: UInt64, into actions: inout Actions) {
+    private mutating func pause(_ host: Int, for seconds: Seconds, reason: HostHealth.PauseReason, now: UInt64,
+                                into actions: inout Actions) {
         let until = now + UInt64(min(max(seconds, 0), healthPolicy.maximumPause) * 1_000_000_000)
-        if case .paused(let current) = hosts[host].availability, current >= until { return }
-        setAvailability(.paused(until: until), of: host, into: &actions)
+        if case .paused(let current, _) = hosts[host].availability, current >= until { return }
+        setAvailability(.paused(until: until, reason: reason), of: host, into: &actions)
         setTimer(.host(host), at: until, into: &actions)
     }
 
     /// A host's timer fired: a pause that is over lets one probe through.
     mutating func hostTimerFired(_ host: Int, now: UInt64, into actions: inout Actions) {
-        guard case .paused(let until) = hosts[host].availability, until <= now else { return }
+        guard case .paused(let until, _) = hosts[host].availability, until <= now else { return }
         setAvailability(.probing(nil), of: host, into: &actions)
     }
 

@@ -38,19 +38,76 @@ import Testing
         driver.end("task 1", error: Self.lost)
         #expect(driver.availability() == .available)
         driver.end("task 2", error: Self.lost)
-        #expect(driver.availability() == .paused(until: driver.uptime(after: 1)))
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 1), reason: .unreachable))
 
         driver.send("c", "/c")
         driver.send("d", "/d")
         driver.advance(seconds: 1)
         #expect(driver.started.count == 3) // one probe
         driver.end("task 3", error: Self.lost)
-        #expect(driver.availability() == .paused(until: driver.uptime(after: 2)))
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 2), reason: .unreachable))
         driver.advance(seconds: 2)
         driver.end("task 4")
         #expect(driver.availability() == .available)
         #expect(driver.started.count == 4) // d, the last one waiting
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func aStreakOfServerErrorsPausesTheHostThenOneGoodProbeClosesTheCircuit() {
+        var driver = MachineDriver(budget: 3, healthPolicy: HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 1))
+        for name in ["a", "b", "c"] { driver.send(name, "/\(name)") }
+        driver.end("task 1", status: 500)
+        driver.end("task 2", status: 502)
+        #expect(driver.availability() == .available)
+        driver.end("task 3", status: 503) // without Retry-After: a failure, not a request to wait
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 1), reason: .serverErrors))
+
+        for name in ["d", "e", "f"] { driver.send(name, "/\(name)") }
+        #expect(driver.started.count == 3) // none of them starts, though every slot is free
+        driver.advance(seconds: 1)
+        #expect(driver.started.count == 4) // the probe, alone
+        #expect(driver.availability() == .probing(driver.attempts["task 4"]!.call))
+        driver.end("task 4")
+        #expect(driver.availability() == .available)
+        #expect(driver.started.count == 6)
+        #expect(driver.healthChanges.map(\.availability.name) == ["paused", "probing", "available"])
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func aProbeThatGetsAServerErrorReopensTheCircuitForTwiceAsLong() {
+        var driver = MachineDriver(budget: 1, healthPolicy: HostHealth.Policy(failuresBeforePause: 1, pauseAfterFailures: 1))
+        driver.send("a", "/a")
+        driver.end("task 1", status: 504)
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 1), reason: .serverErrors))
+        driver.send("b", "/b")
+        driver.advance(seconds: 1)
+        driver.end("task 2", status: 500)
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 2), reason: .serverErrors))
+        driver.advance(seconds: 2)
+        #expect(driver.started.count == 2) // b failed as the probe; nothing else waits
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func onlyTheStatusesThePolicyCountsPauseAHost() {
+        let policy = HostHealth.Policy(failuresBeforePause: 2, failureStatuses: [503])
+        var driver = MachineDriver(budget: 1, healthPolicy: policy)
+        for (index, status) in [500, 500, 500, 404, 503, 200, 503].enumerated() {
+            driver.send("c\(index)", "/\(index)")
+            driver.end("task \(index + 1)", status: status)
+        }
+        #expect(driver.availability() == .available) // never two counted failures in a row
+        driver.send("last", "/last")
+        driver.end("task 8", status: 503)
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 1), reason: .serverErrors))
+        #expect(driver.violations.isEmpty)
+    }
+
+    @Test func aServerErrorWithRetryAfterIsARequestToWaitAndNotAFailure() {
+        var driver = MachineDriver(budget: 1, healthPolicy: HostHealth.Policy(failuresBeforePause: 1))
+        driver.send("a", "/a")
+        driver.end("task 1", status: 503, headers: ["Retry-After": "5"])
+        #expect(driver.availability() == .paused(until: driver.uptime(after: 5), reason: .askedToWait))
+        #expect(driver.violations.isEmpty)
     }
 
     @Test func anAnswerResetsTheFailuresInARow() {

@@ -177,7 +177,8 @@ struct MachineDriver {
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
         let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
-                                     submission: start.submission, defaultPolicy: retryPolicy, date: date)
+                                     submission: start.submission, defaultPolicy: retryPolicy,
+                                     failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         perform(machine.attemptEnded(start.id, with: outcome, verdict: verdict, now: now))
     }
 
@@ -223,7 +224,8 @@ struct MachineDriver {
     mutating func judgeExpiry(_ expiry: Machine.Expiry) {
         pendingExpiries.removeAll { $0.id == expiry.id }
         let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
-                                     submission: expiry.submission, defaultPolicy: retryPolicy, date: date)
+                                     submission: expiry.submission, defaultPolicy: retryPolicy,
+                                     failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         perform(machine.expiryJudged(expiry.id, verdict, now: now))
     }
 
