@@ -49,6 +49,26 @@ import Testing
         #expect(overtaken.isEmpty, "a prefetch started before an urgent dependent in rounds \(overtaken)")
     }
 
+    /// A prefetch that an urgent request waits for is raised and runs first; when it ends, the
+    /// slot it frees waits for the urgent request (released once the prefetch's completion has
+    /// run), rather than going to a normal call that was waiting.
+    @Test func aCriticalDependentTakesTheSlotItsDependencyFreedBeforeAWaitingNormalCall() async {
+        let harness = Harness(budget: 1, slotsReservedAboveLowPriority: 0) { request in
+            request.url?.path == "/v1/prefetch" ? .hold : .json(userJSON)
+        }
+        let outcomes = Outcomes<User>()
+        let prefetch = harness.api.send(Resource<User>(path: "prefetch"), priority: .background) { _ in }
+        await harness.transport.arrivals.wait(for: 1)
+        harness.api.send(Resource<User>(path: "normal"), completion: outcomes.completion("normal"))
+        harness.api.send(Resource<User>(path: "urgent"), priority: .critical, after: [prefetch], completion: outcomes.completion("urgent"))
+        await harness.events.enqueued.wait(for: 2)
+
+        harness.transport.release(path: "/v1/prefetch", with: .json(userJSON))
+
+        await outcomes.wait(for: 2)
+        #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/prefetch", "/v1/urgent", "/v1/normal"])
+    }
+
     @Test func aFailedDependencyFailsTheDependentWithoutTouchingTheNetwork() async {
         let harness = Harness { request in request.url?.path == "/v1/login" ? .json(#"{"message": "bad password"}"#, status: 401) : .json(userJSON) }
         let outcomes = Outcomes<User>()

@@ -224,7 +224,8 @@ public final class RequestScheduler: Sendable {
                 return nil
             }
             let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
-                                            waitingFor: waited, isSuspended: isSuspended,
+                                            waitingFor: waited, host: handle.url.flatMap(PreparedRequest.hostKey(of:)),
+                                            isSuspended: isSuspended,
                                             deadline: Self.deadline(of: handle.submission, sentAt: now), now: now)
             handle.callerID = id
             return actions

@@ -190,6 +190,7 @@ extension SchedulerMachine {
             }
             return
         }
+        if verdict.isSuccess { keepSlot(forDependentsOf: call) }
         deliver(outcome, failed: !verdict.isSuccess, of: callID, startedAt: attemptStart, now: now, into: &actions)
     }
 

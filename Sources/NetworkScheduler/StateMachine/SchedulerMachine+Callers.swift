@@ -15,12 +15,14 @@ extension SchedulerMachine {
     /// of them (`waitingFor`) that are this machine's and still here inherit its priority
     /// while it waits; another machine's caller inherits nothing, since its ID names a place
     /// in that machine only. With a `deadline` (an uptime), it ends with `.deadlineExceeded`
-    /// then if it has not ended.
+    /// then if it has not ended. `host` is where its request will go (as ``Host/name``), if
+    /// known: the slot its last dependency's call frees there may be kept for it.
     mutating func add(
         _ handle: CallerHandle,
         priority: RequestPriority,
         dependencies: Int,
         waitingFor waited: [DependencyID] = [],
+        host: String? = nil,
         isSuspended: Bool = false,
         deadline: UInt64? = nil,
         now: UInt64
@@ -29,8 +31,13 @@ extension SchedulerMachine {
         var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies),
                             isSuspended: isSuspended, hasDeadline: deadline != nil)
         let lentTo = waited.compactMap { $0.machine == self.id && callers.contains($0.caller.slot) ? $0.caller : nil }
-        if !lentTo.isEmpty { caller.lendingBox().dependencies = lentTo }
+        if !lentTo.isEmpty {
+            let box = caller.lendingBox()
+            box.dependencies = lentTo
+            box.host = host
+        }
         let id = CallerID(slot: callers.insert(caller))
+        for dependency in lentTo { callers[dependency.slot].lendingBox().dependents.append(id) }
         var actions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &actions) }
         lend(from: id, now: now, into: &actions)
@@ -86,12 +93,16 @@ extension SchedulerMachine {
     ) -> (Attachment, Actions) {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
         var actions = Actions()
+        // The slot kept for it is free again, for its own call (which outranks what waits) or,
+        // should it join one, for the rest of the line.
+        releaseSlot(keptFor: id)
         if let key, let callID = registered(key, lane: submission.lane?.name) {
             if case .kept(let outcome, _) = calls[callID.slot].attempt {
                 removeCaller(id)
                 let metrics = ResponseMetrics(wasShared: true)
                 actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: CallResult(
                     outcome: outcome, measured: metrics, idempotencyKey: calls[callID.slot].idempotencyKey)))
+                fillHosts(now: now, into: &actions)
                 return (.joined(callID), actions)
             }
             callers[id.slot].stage = .attached(callID, since: now)
@@ -126,8 +137,8 @@ extension SchedulerMachine {
         case .waiting, .building:
             var actions = Actions()
             stopLending(from: id, now: now, into: &actions)
-            fillHosts(now: now, into: &actions)
             removeCaller(id)
+            fillHosts(now: now, into: &actions)
             actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: .failure(error)))
             return actions
         case .attached:
@@ -208,9 +219,11 @@ extension SchedulerMachine {
 
     // MARK: - Helpers
 
-    /// Removes a caller, and its deadline's timer if it has one.
+    /// Removes a caller, its deadline's timer if it has one, and the slot kept for it if one
+    /// is (its host is then to be filled).
     @discardableResult
     mutating func removeCaller(_ id: CallerID) -> Caller {
+        releaseSlot(keptFor: id)
         let caller = callers.remove(id.slot)
         if caller.hasDeadline { timers[.caller(id)] = nil }
         return caller

@@ -91,7 +91,9 @@ extension SchedulerMachine {
     /// short of the slots kept for more urgent ones. Nothing starts while offline, nor beyond
     /// what the host's health and rate limit admit.
     mutating func startWaiting(onHost host: Int, now: UInt64, into actions: inout Actions) {
-        let (budget, lowPriorityBudget) = budgets(ofHost: host)
+        let (all, lowPriorityBudget) = budgets(ofHost: host)
+        // Slots kept for released dependents are not for the calls waiting.
+        let budget = all - hosts[host].reserved
         guard !isOffline, hosts[host].running < budget, hosts[host].waiting > 0 else { return }
         while hosts[host].running < budget, hosts[host].waiting > 0, admitsAnother(onHost: host, now: now, into: &actions) {
             let minimum: RequestPriority = hosts[host].lowPriorityRunning < lowPriorityBudget ? .background : .normal
@@ -141,6 +143,44 @@ extension SchedulerMachine {
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
                             rank: rank, attemptNumber: calls[callID.slot].attemptNumber)
+    }
+
+    /// A call that freed a slot on its host succeeded: if that releases a dependent of one of
+    /// its callers (its last dependency) bound for the same host and more urgent than every
+    /// call waiting there, the slot is kept for it, until its request, built outside the
+    /// machine once its dependency's completion has run, attaches (or it leaves). Without
+    /// this, the freed slot would go to a less urgent call, and the dependent would wait a
+    /// whole attempt. One slot per call: the one it freed.
+    mutating func keepSlot(forDependentsOf call: Call) {
+        let host = call.host
+        guard hosts[host].running + hosts[host].reserved < budgets(ofHost: host).all else { return }
+        var chosen: (id: CallerID, priority: RequestPriority)?
+        for dependency in call.callers {
+            guard let dependents = callers[dependency.slot].lending?.dependents else { continue }
+            for id in dependents {
+                guard let dependent = callers.lookup(id.slot), case .waiting(dependencies: 1) = dependent.stage,
+                      let lending = dependent.lending, lending.reservedSlot == nil, lending.host == hosts[host].name,
+                      lending.dependencies.contains(dependency) else { continue }
+                if let chosen, dependent.effectivePriority <= chosen.priority { continue }
+                chosen = (id, dependent.effectivePriority)
+            }
+        }
+        guard let chosen else { return }
+        let calls = calls
+        if let waiting = hosts[host].line.highestLivePriority(isLive: { Self.isLive($0, in: calls) }),
+           waiting >= chosen.priority {
+            return
+        }
+        hosts[host].reserved += 1
+        callers[chosen.id.slot].lending?.reservedSlot = host
+    }
+
+    /// Frees the slot kept for a caller, if one is: its host is then to be filled.
+    mutating func releaseSlot(keptFor id: CallerID) {
+        guard let lending = callers.lookup(id.slot)?.lending, let host = lending.reservedSlot else { return }
+        lending.reservedSlot = nil
+        hosts[host].reserved -= 1
+        hostsToFill.insert(host)
     }
 
     /// Gives back the budget slot of an attempt that ended.

@@ -204,6 +204,14 @@ struct SchedulerMachine<CallerHandle> {
         var dependencies: [CallerID] = []
         /// The effective priorities of the callers waiting for its caller.
         var inherited = PriorityCounts()
+        /// The callers that started waiting for its caller, for the slot its call frees. Never
+        /// pruned: one that stopped waiting is told apart when the list is read (its own
+        /// `dependencies` no longer name this caller).
+        var dependents: [CallerID] = []
+        /// While its caller waits: the host its request will go to (as ``Host/name``), if known.
+        var host: String?
+        /// The host whose slot is kept for its caller, released when it attaches or leaves.
+        var reservedSlot: Int?
     }
 
     /// Where a call's current attempt is.
@@ -298,6 +306,9 @@ struct SchedulerMachine<CallerHandle> {
         var tokens = 0.0
         var refilledAt: UInt64?
         var running = 0
+        /// Slots kept free for dependents released by a call that ended here (see
+        /// ``SchedulerMachine/keepSlot(forDependentsOf:)``), counted as running.
+        var reserved = 0
         /// How many of `running` are `.low` or `.background` calls.
         var lowPriorityRunning = 0
         var line = WaitingLine()

@@ -96,6 +96,19 @@ struct WaitingLine: Sendable {
         return nil
     }
 
+    /// The highest priority a live entry has, dropping the stale entries ahead of it (as
+    /// ``popFirst(from:)`` would when they come up); nil when no entry is live.
+    mutating func highestLivePriority(isLive: IsLive) -> RequestPriority? {
+        for priority in buckets.indices.reversed() {
+            while let first = buckets[priority].heap.first {
+                if isLive(first) { return RequestPriority(rawValue: priority) }
+                _ = buckets[priority].popFirst()
+                entryCount -= 1
+            }
+        }
+        return nil
+    }
+
     /// The live entry that arrived last among those of the lowest priority that has one, with
     /// that priority: the one to shed when the line is full. It walks the entries of that
     /// priority (and of any below whose entries are all stale).

@@ -22,7 +22,7 @@ struct MachineDriver {
     /// Every attempt started, by its task's name ("task 1", "task 2"…, in start order).
     var attempts: [String: AttemptID] { starts.mapValues(\.id) }
     /// What the machine said of each attempt as it started, by its task's name.
-    private var starts: [String: Machine.AttemptStart] = [:]
+    private(set) var starts: [String: Machine.AttemptStart] = [:]
     /// Each attempt's task name.
     private var tasks: [AttemptID: String] = [:]
     /// The policy of calls whose submission has none, as the scheduler's configuration's.
@@ -112,9 +112,10 @@ struct MachineDriver {
     mutating func sendAfter(_ count: Int? = nil, waitingFor names: [String] = [], others: [DependencyID] = [],
                             _ name: String, priority: RequestPriority = .normal, deadline: TimeInterval? = nil) {
         let own = names.map { DependencyID(machine: Self.machineID, caller: callers[$0]!) }
+        // Bound for the host `dependencySucceeded` sends it to, whose slot may be kept for it.
         let (id, actions) = machine.add(name, priority: priority, dependencies: count ?? names.count,
-                                        waitingFor: own + others, deadline: deadline.map { uptime(after: $0) },
-                                        now: now)
+                                        waitingFor: own + others, host: "https://api.test:443",
+                                        deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id
         waitsFor[name] = names
         perform(actions)

@@ -148,7 +148,15 @@ extension SchedulerMachine {
         if let earliest = timers.values.min() {
             check(armedFor.map { $0 <= earliest } ?? false, "the timer is not armed for the earliest deadline")
         }
+        var kept = [Int](repeating: 0, count: hosts.count)
+        for (slot, caller) in callers.all {
+            guard let host = caller.lending?.reservedSlot else { continue }
+            kept[host] += 1
+            if case .attached = caller.stage { check(false, "caller \(slot) is attached but a slot is still kept for it") }
+        }
         for (index, host) in hosts.enumerated() {
+            check(host.reserved == kept[index], "\(host.name) keeps \(host.reserved) slots, for \(kept[index]) callers")
+            check(host.running + host.reserved <= budget, "\(host.name) runs and keeps more than its budget")
             check(host.running == running[index], "\(host.name) counts \(host.running) running, but \(running[index]) run")
             check(host.lowPriorityRunning == lowPriorityRunning[index],
                   "\(host.name) counts \(host.lowPriorityRunning) low-priority running, but \(lowPriorityRunning[index]) run")
@@ -169,7 +177,7 @@ extension SchedulerMachine {
             case .available, .probing(.none): host.rateLimit == nil || timers[.host(index)] == nil
             case .paused, .probing(.some): false
             }
-            check(isOffline || !mayStart || host.waiting == 0 || host.running >= hostBudget
+            check(isOffline || !mayStart || host.waiting == 0 || host.running + host.reserved >= hostBudget
                     || (host.lowPriorityRunning >= hostLowBudget && !hasUrgentWaiter(onHost: index, among: allCalls)),
                   "\(host.name) has a free slot and a call waiting that could take it")
         }
