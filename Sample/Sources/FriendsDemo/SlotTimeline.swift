@@ -58,7 +58,7 @@ final class SlotTimeline: HTTPTransport, RequestEvent.Monitor {
     /// Records a pause from the moment it is reported to the moment it was set to end: the
     /// event that ends it may be told after the probe it lets through has started.
     func record(_ event: RequestEvent) {
-        guard case .hostHealthChanged(_, .paused(let until)) = event else { return }
+        guard case .hostHealthChanged(_, .paused(let until, _)) = event else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let end = now + UInt64(max(0, until.timeIntervalSinceNow) * 1_000_000_000)
         recording.withLock { recording in

@@ -26,7 +26,7 @@ import Testing
                 case .probing: "probing"
                 }
                 lines.withLockedValue { $0.append(name) }
-                if case .paused(let until) = health { pauseEnds.withLockedValue { $0.append(until) } }
+                if case .paused(let until, _) = health { pauseEnds.withLockedValue { $0.append(until) } }
                 changes.add()
             case .started(let request, _):
                 let now = DispatchTime.now().uptimeNanoseconds
@@ -50,7 +50,7 @@ import Testing
             #expect(await limited.ended.wait(for: 1) == 1)
             #expect(limited.result(of: 0)?.failure?.statusCode == 429)
             let ledger = Ledger<User>(callers: 2)
-            guard case .paused(let until) = fixture.api.scheduler.health(of: fixture.server.baseURL) else {
+            guard case .paused(let until, reason: .askedToWait) = fixture.api.scheduler.health(of: fixture.server.baseURL) else {
                 Issue.record("the host was not paused")
                 return
             }
