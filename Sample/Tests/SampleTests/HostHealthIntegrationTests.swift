@@ -99,4 +99,33 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: TransportKind.allCases)
+    func aStreakOf503sPausesTheHostThenAGoodProbeClosesTheCircuit(over transport: TransportKind) async throws {
+        let story = HostStory()
+        let policy = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 0.3)
+        try await Fixture.with(over: transport, budget: 1, eventMonitors: [story], configure: { $0.hostHealth = policy }) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.feed] = Fault(status: 503, failFirst: 3)
+            let failing = Ledger<FeedPage>(callers: 3)
+            for index in 0..<3 { fixture.api.client.send(.feed(page: index + 1)) { failing.record(index, $0) } }
+            #expect(await failing.ended.wait(for: 3) == 3)
+            #expect(failing.results.allSatisfy { $0.failure?.statusCode == 503 })
+            guard case .paused(let until, reason: .serverErrors) = fixture.api.scheduler.health(of: fixture.server.baseURL) else {
+                Issue.record("the host was not paused for its server errors")
+                return
+            }
+            #expect(until > Date())
+
+            // Sent while the circuit is open: they wait for the probe, which the server answers.
+            let ledger = Ledger<FeedPage>(callers: 2)
+            for index in 0..<2 { fixture.api.client.send(.feed(page: index + 4)) { ledger.record(index, $0) } }
+            #expect(await ledger.ended.wait(for: 2) == 2)
+            #expect(ledger.results.allSatisfy { (try? $0.get()) != nil })
+            #expect(fixture.server.arrivals.count(.feed) == 5)
+            let health = story.lines.withLockedValue { $0 }.filter { !$0.hasPrefix("started") }
+            #expect(health == ["paused", "probing", "available"])
+            #expect(fixture.api.scheduler.health(of: fixture.server.baseURL) == .available)
+        }
+    }
 }

@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test(arguments: TransportKind.allCases)
-    func whatAnUrgentRequestWaitsForIsLiftedAheadOfTheLine(over transport: TransportKind) async throws {
+    func whatAnUrgentRequestWaitsForIsLiftedAheadOfTheLineAndItsSlotKeptForIt(over transport: TransportKind) async throws {
         try await Fixture.with(over: transport, budget: 1) { fixture in
             let releaseTheSlot = try await fixture.logInAndHoldTheOnlySlot()
             let ended = WaitableCount()
@@ -129,11 +129,12 @@ import Testing
             try await releaseTheSlot()
             #expect(await ended.wait(for: 3) == 3)
 
-            let order = fixture.server.arrivals.all.filter { $0.route == .user || $0.route == .feed }.map(\.route)
-            // The background prefetch went first, lifted by the critical request waiting for it.
-            // (The slot it frees goes to the normal request at once: the critical one is sent
-            // only once its dependency's answer is delivered.)
-            #expect(order == [.feed, .user, .user])
+            let order = fixture.server.arrivals.all.filter { $0.route == .user || $0.route == .feed }
+                .map { $0.route == .feed ? "feed" : String($0.target.split(separator: "/").last!) }
+            // The background prefetch went first, lifted by the critical request waiting for it;
+            // the slot it freed was kept for that request (sent once the prefetch's answer was
+            // delivered), ahead of the normal one that was waiting.
+            #expect(order == ["feed", "2", "1"])
         }
     }
 
