@@ -60,6 +60,20 @@ import Testing
         #expect(harness.isIdle)
     }
 
+    @Test func cancellingItsGroupBeforeTheOperationStartsEndsItUnsent() async {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        let screen = RequestGroup()
+        let fetch = harness.api.operation(for: Resource<User>(path: "me"), group: screen, completion: outcomes.completion("me"))
+
+        screen.cancelAll()
+        OperationQueue().addOperation(fetch)
+
+        #expect(await outcomes.wait(for: 1)["me"]?.failure == .cancelled)
+        #expect(await screen.settled(timeout: 10))
+        #expect(harness.transport.arrivals.count == 0)
+    }
+
     @Test func cancellingOneCallersOperationLeavesTheSharedCallToTheOther() async throws {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()

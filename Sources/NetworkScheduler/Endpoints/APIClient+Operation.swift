@@ -26,7 +26,8 @@ extension APIClient {
     /// - Parameters:
     ///   - resource: as for ``send(_:priority:group:after:completion:)``.
     ///   - priority: its place in its host's line, and the operation's `queuePriority`.
-    ///   - group: the scope whose cancellation cancels this caller once it was sent.
+    ///   - group: the scope whose cancellation cancels this caller, from the operation's making
+    ///     (one not started then ends, unsent, when it starts).
     ///   - dependencies: requests and operations that must succeed first, waited for once the
     ///     operation has started (it may also depend on operations of its own queue the usual
     ///     way, with `addDependency`).

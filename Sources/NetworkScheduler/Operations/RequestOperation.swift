@@ -24,6 +24,8 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
         super.queuePriority = handle.priority.queuePriority
         handle.operation = self
         handle.whenFinished { [weak self] outcome in self?.ended(with: outcome) }
+        // Listed at once, so that cancelling its group before it starts cancels it too.
+        _ = group?.insert(handle)
     }
 
     /// How its caller ended, once its completion has run.
@@ -47,6 +49,12 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
     override func cancel() {
         super.cancel()
         if state == .executing { handle.cancel() }
+    }
+
+    /// Its caller was cancelled (by its group) before it entered its scheduler: cancels the
+    /// operation, unless it is already.
+    func cancelBeforeSending() {
+        if !isCancelled { cancel() }
     }
 
     /// The request's priority, as an operation's: setting it re-ranks the request at once.

@@ -471,6 +471,9 @@ public final class RequestScheduler: Sendable {
     func cancel(_ handles: [RequestHandle]) {
         let now = clock.uptimeNanoseconds
         feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID), now: now) }
+        // A request's operation that has not sent yet (its group's, listed before it starts)
+        // is cancelled as an operation: it then ends its caller when it starts, unsent.
+        for handle in handles where handle.callerID == nil { handle.operation?.cancelBeforeSending() }
     }
 
     /// Cancels every request sent before it that has not ended, in one pass: each ends with
