@@ -15,90 +15,85 @@ enum OperationFinishWatch {
     /// Calls `observer` once `operation` has finished, on the thread that finished it, or at
     /// once if it has already.
     static func whenFinished(_ operation: Operation, _ observer: @escaping @Sendable (_ wasCancelled: Bool) -> Void) {
-        Watcher.watch(operation, observer)
+        let watcher = PlatformWatcher(operation, observer)
+        watcher.keepAlive()
+        watcher.startWatching()
+    }
+
+    /// What the platforms' watches share: the operation watched, the observer told once, and
+    /// the watch kept alive until then. An `Operation` itself, never queued: on Linux that is
+    /// the signal; on Apple platforms it only observes.
+    // Safety: the mutable state is behind `state`'s lock, and `observer` is Sendable.
+    private class Watcher: Operation, @unchecked Sendable {
+        let watched: Operation
+        private let observer: @Sendable (Bool) -> Void
+        /// Whether it has told, and itself until then.
+        private let state = Locked<(hasTold: Bool, keptAlive: Watcher?)>((false, nil))
+
+        init(_ operation: Operation, _ observer: @escaping @Sendable (Bool) -> Void) {
+            watched = operation
+            self.observer = observer
+        }
+
+        func keepAlive() {
+            state.withLock { $0.keptAlive = self }
+        }
+
+        /// Starts watching; a subclass's.
+        func startWatching() {}
+
+        /// Tells the observer whether the watched operation was cancelled, the first time only,
+        /// after `stopWatching`; then lets the watch go.
+        final func tell(stopWatching: () -> Void = {}) {
+            let isFirst = state.withLock { state in
+                defer { state.hasTold = true }
+                return !state.hasTold
+            }
+            guard isFirst else { return }
+            stopWatching()
+            observer(watched.isCancelled)
+            // Foundation holds the watch while it asks or notifies, so it outlives this.
+            state.withLock { $0.keptAlive = nil }
+        }
     }
 }
 
 #if canImport(Darwin)
 extension OperationFinishWatch {
-    // Safety: `observation` and `keptAlive` are written under `lock`, and `observer` is Sendable.
-    private final class Watcher: NSObject, @unchecked Sendable {
-        private let lock = NSLock()
-        private var observation: NSKeyValueObservation?
-        private var keptAlive: Watcher?
-        private var hasTold = false
-        private let observer: @Sendable (Bool) -> Void
+    /// Key-value observation of the key `Operation` documents as observable; a Swift key path
+    /// would name its Objective-C property (`finished`) instead.
+    private final class PlatformWatcher: Watcher, @unchecked Sendable {
+        private static let key = "isFinished"
 
-        private init(_ observer: @escaping @Sendable (Bool) -> Void) {
-            self.observer = observer
+        override func startWatching() {
+            watched.addObserver(self, forKeyPath: Self.key, options: [], context: nil)
+            // It may have finished before the observer was added.
+            if watched.isFinished { finished() }
         }
 
-        static func watch(_ operation: Operation, _ observer: @escaping @Sendable (Bool) -> Void) {
-            let watcher = Watcher(observer)
-            watcher.lock.withLock { watcher.keptAlive = watcher }
-            // `.initial` tells at once about an operation that has already finished, possibly
-            // before `observe` returns.
-            let observation = operation.observe(\.isFinished, options: [.initial, .new]) { operation, _ in
-                if operation.isFinished { watcher.tell(wasCancelled: operation.isCancelled) }
-            }
-            let hasTold = watcher.lock.withLock {
-                if !watcher.hasTold { watcher.observation = observation }
-                return watcher.hasTold
-            }
-            if hasTold { observation.invalidate() }
+        override func observeValue(forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?,
+                                   context: UnsafeMutableRawPointer?) {
+            if watched.isFinished { finished() }
         }
 
-        private func tell(wasCancelled: Bool) {
-            let observation: NSKeyValueObservation?? = lock.withLock {
-                guard !hasTold else { return nil }
-                hasTold = true
-                defer { (self.observation, keptAlive) = (nil, nil) }
-                return .some(self.observation)
-            }
-            guard let observation else { return }
-            observation?.invalidate()
-            observer(wasCancelled)
+        private func finished() {
+            tell { watched.removeObserver(self, forKeyPath: Self.key) }
         }
     }
 }
 #else
 extension OperationFinishWatch {
-    // Safety: `keptAlive` and `hasTold` are written under `lock`, and `observer` is Sendable.
-    private final class Watcher: Operation, @unchecked Sendable {
-        private let lock = NSLock()
-        private var keptAlive: Watcher?
-        private var hasTold = false
-        private let observer: @Sendable (Bool) -> Void
-        /// The operation watched, for whether it was cancelled.
-        private let watched: Operation
-
-        private init(_ operation: Operation, _ observer: @escaping @Sendable (Bool) -> Void) {
-            watched = operation
-            self.observer = observer
+    /// A dependent of the watched operation, never queued: Foundation asks it whether it is
+    /// ready when the watched one finishes (and when it is added after that).
+    private final class PlatformWatcher: Watcher, @unchecked Sendable {
+        override func startWatching() {
+            addDependency(watched)
         }
 
-        static func watch(_ operation: Operation, _ observer: @escaping @Sendable (Bool) -> Void) {
-            let watcher = Watcher(operation, observer)
-            watcher.lock.withLock { watcher.keptAlive = watcher }
-            watcher.addDependency(operation)
-        }
-
-        /// Foundation asks this when the watched operation finishes; true means it has.
         override var isReady: Bool {
             let isReady = super.isReady
             if isReady { tell() }
             return isReady
-        }
-
-        private func tell() {
-            let isFirst = lock.withLock {
-                defer { hasTold = true }
-                return !hasTold
-            }
-            guard isFirst else { return }
-            observer(watched.isCancelled)
-            // Foundation holds this operation while it asks, so it outlives the question.
-            lock.withLock { keptAlive = nil }
         }
     }
 }
