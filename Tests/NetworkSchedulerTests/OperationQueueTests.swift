@@ -248,4 +248,19 @@ import Testing
         await ended.wait(for: count)
         #expect(harness.isIdle)
     }
+
+    @Test func aDependencyOfATypeTheSchedulerCannotWaitForFailsItsDependentUnsent() async {
+        final class Unknown: RequestDependency {}
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "me"), after: [Unknown()], completion: outcomes.completion("me"))
+
+        guard case .invalidRequest(let reason)? = await outcomes.wait(for: 1)["me"]?.failure else {
+            Issue.record("expected invalidRequest")
+            return
+        }
+        #expect(reason.contains("Unknown"))
+        #expect(harness.transport.arrivals.count == 0)
+        #expect(harness.isIdle)
+    }
 }
