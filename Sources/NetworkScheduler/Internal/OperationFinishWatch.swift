@@ -9,51 +9,73 @@ import Foundation
 /// key-value observation, an operation of its own, never queued, that depends on the watched
 /// one: Foundation asks a dependent whether it is ready each time one of its dependencies
 /// finishes (and at once when it is added after that), which is the signal. Either way the
-/// watch keeps itself alive until it has told, since on Linux the watched operation holds its
-/// dependents unretained.
+/// watch is kept (in a registry, one per operation) until it has told, since on Linux the watched
+/// operation holds its dependents unretained.
 enum OperationFinishWatch {
     /// Calls `observer` once `operation` has finished, on the thread that finished it, or at
-    /// once if it has already.
+    /// once if it has already. Every request waiting for one operation shares one watch.
     static func whenFinished(_ operation: Operation, _ observer: @escaping @Sendable (_ wasCancelled: Bool) -> Void) {
-        let watcher = PlatformWatcher(operation, observer)
-        watcher.keepAlive()
-        watcher.startWatching()
+        let key = ObjectIdentifier(operation)
+        let watcher: PlatformWatcher? = watchers.withLock { watchers in
+            if let watching = watchers[key], watching.add(observer) { return nil }
+            let watcher = PlatformWatcher(operation, first: observer)
+            watchers[key] = watcher
+            return watcher
+        }
+        watcher?.startWatching()
     }
 
-    /// What the platforms' watches share: the operation watched, the observer told once, and
-    /// the watch kept alive until then. An `Operation` itself, never queued: on Linux that is
-    /// the signal; on Apple platforms it only observes.
-    // Safety: the mutable state is behind `state`'s lock, and `observer` is Sendable.
-    private class Watcher: Operation, @unchecked Sendable {
-        let watched: Operation
-        private let observer: @Sendable (Bool) -> Void
-        /// Whether it has told, and itself until then.
-        private let state = Locked<(hasTold: Bool, keptAlive: Watcher?)>((false, nil))
+    /// The watches of operations that have not finished, by operation (each watch holds its
+    /// operation, so an identifier is not reused while it is here).
+    private static let watchers = Locked<[ObjectIdentifier: PlatformWatcher]>([:])
 
-        init(_ operation: Operation, _ observer: @escaping @Sendable (Bool) -> Void) {
+    /// What the platforms' watches share: the operation watched, and the observers told once.
+    /// An `Operation` itself, never queued: on Linux that is the signal; on Apple platforms it
+    /// only observes.
+    // Safety: the mutable state is behind `state`'s lock, and the observers are Sendable.
+    private class Watcher: Operation, @unchecked Sendable {
+        typealias Observer = @Sendable (Bool) -> Void
+        let watched: Operation
+        /// Whether it has told, and whom it tells.
+        private let state: Locked<(hasTold: Bool, observers: [Observer])>
+
+        init(_ operation: Operation, first observer: @escaping Observer) {
             watched = operation
-            self.observer = observer
+            state = Locked((false, [observer]))
         }
 
-        func keepAlive() {
-            state.withLock { $0.keptAlive = self }
+        /// Adds an observer; false if it has told already (the operation finished meanwhile).
+        func add(_ observer: @escaping Observer) -> Bool {
+            state.withLock { state in
+                guard !state.hasTold else { return false }
+                state.observers.append(observer)
+                return true
+            }
         }
 
         /// Starts watching; a subclass's.
         func startWatching() {}
 
-        /// Tells the observer whether the watched operation was cancelled, the first time only,
-        /// after `stopWatching`; then lets the watch go.
+        /// Tells the observers whether the watched operation was cancelled, the first time
+        /// only, after `stopWatching`; then leaves the registry.
         final func tell(stopWatching: () -> Void = {}) {
-            let isFirst = state.withLock { state in
-                defer { state.hasTold = true }
-                return !state.hasTold
+            let observers: [Observer]? = state.withLock { state in
+                guard !state.hasTold else { return nil }
+                state.hasTold = true
+                defer { state.observers = [] }
+                return state.observers
             }
-            guard isFirst else { return }
+            guard let observers else { return }
             stopWatching()
-            observer(watched.isCancelled)
-            // Foundation holds the watch while it asks or notifies, so it outlives this.
-            state.withLock { $0.keptAlive = nil }
+            let wasCancelled = watched.isCancelled
+            for observer in observers { observer(wasCancelled) }
+            // Later, not while Foundation may still be using this watch as it notifies.
+            let key = ObjectIdentifier(watched)
+            DispatchQueue.global().async { [self] in
+                OperationFinishWatch.watchers.withLock { watchers in
+                    if watchers[key] === self { watchers[key] = nil }
+                }
+            }
         }
     }
 }
