@@ -22,6 +22,7 @@ let benchmarks: @Sendable () -> Void = {
     registerQueuedMemory()
     registerGroupReranking()
     registerRateLimiting()
+    registerOperationDependencies()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -215,5 +216,37 @@ func registerRateLimiting() {
         let (perSecond, most) = await scenario.pacing()
         benchmark.measurement(pace, percent(perSecond / RateLimiting.paced.requestsPerSecond))
         benchmark.measurement(busiest, most)
+    }
+}
+
+func registerOperationDependencies() {
+    typealias Variant = OperationDependencies.Variant
+    let send = Dictionary(uniqueKeysWithValues: Variant.allCases.map { ($0, metric("\($0.rawValue): send (ns/dependent)")) })
+    let release = Dictionary(uniqueKeysWithValues: Variant.allCases.map { ($0, metric("\($0.rawValue): to the last end (ns/dependent)")) })
+    let fanInRatio = metric("fan-in on an Operation ÷ on a request, to the last end (%)")
+    let fanInSendRatio = metric("fan-in on an Operation ÷ on a request, send (%)")
+    let pairsRatio = metric("Operation after request ÷ request after request (%)")
+    let pairsAdded = metric("Operation after request over Foundation's floor (ns/pair)")
+    let metrics = Variant.allCases.map { send[$0]! } + Variant.allCases.map { release[$0]! }
+        + [fanInRatio, fanInSendRatio, pairsRatio, pairsAdded]
+    Benchmark("9. Dependencies on Operations, 10,000 dependents",
+              configuration: configuration(metrics, iterations: 10)) { benchmark in
+        let scenario = OperationDependencies(dependents: 10_000)
+        var order = Variant.allCases
+        if benchmark.currentIteration % 2 == 1 { order.reverse() }
+        var results: [Variant: OperationDependencies.Result] = [:]
+        for variant in order { results[variant] = await scenario.run(variant) }
+        for variant in Variant.allCases {
+            benchmark.measurement(send[variant]!, Int(results[variant]!.sendNanoseconds))
+            benchmark.measurement(release[variant]!, Int(results[variant]!.releaseNanoseconds))
+        }
+        let ratio = { (variant: Variant, baseline: Variant, value: KeyPath<OperationDependencies.Result, Double>) in
+            percent(results[variant]![keyPath: value] / results[baseline]![keyPath: value])
+        }
+        benchmark.measurement(fanInRatio, ratio(.fanInOnOperation, .fanInOnHandle, \.releaseNanoseconds))
+        benchmark.measurement(fanInSendRatio, ratio(.fanInOnOperation, .fanInOnHandle, \.sendNanoseconds))
+        benchmark.measurement(pairsRatio, ratio(.pairsOperationAfterRequest, .pairsOfRequests, \.releaseNanoseconds))
+        let floor = results[.pairsOperationAfterOperation]!.releaseNanoseconds
+        benchmark.measurement(pairsAdded, Int(results[.pairsOperationAfterRequest]!.releaseNanoseconds - floor))
     }
 }
