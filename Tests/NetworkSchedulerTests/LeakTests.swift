@@ -58,6 +58,30 @@ import Testing
         #expect(tracked.captured == nil)
     }
 
+    @Test func aDependentCancelledWhileItsOperationNeverFinishesIsNotKeptByIt() async {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        let migration = GateOperation() // never opened
+        weak var weakHandle: RequestHandle?
+        weak var captured: Sentinel?
+        do {
+            let sentinel = Sentinel()
+            captured = sentinel
+            weakHandle = harness.api.send(Resource<User>(path: "users/1"), after: [migration]) { result in
+                withExtendedLifetime(sentinel) { outcomes.completion("only")(result) }
+            }
+        }
+
+        weakHandle?.cancel()
+        await harness.events.ended.wait(for: 1)
+
+        #expect(outcomes.log.elements.first?.result.failure == .cancelled)
+        #expect(harness.isIdle)
+        #expect(weakHandle == nil)
+        #expect(captured == nil)
+        withExtendedLifetime(migration) {}
+    }
+
     @Test func nothingOutlivesSharedCallersOrAGroup() async {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()

@@ -237,7 +237,11 @@ public final class RequestScheduler: Sendable {
             case .operation(let operation):
                 // A request's operation names its request; another operation gets an ID of its own.
                 let id = (operation as? RequestOperation)?.handle.id ?? nextID()
-                OperationFinishWatch.whenFinished(operation) { [self] wasCancelled in
+                // Weakly: an operation may never finish, and must not keep a dependent that has
+                // ended (cancelled, past its deadline), nor its scheduler. One still waiting is
+                // kept by the machine.
+                OperationFinishWatch.whenFinished(operation) { [weak self, weak handle] wasCancelled in
+                    guard let self, let handle else { return }
                     let outcome = (operation as? RequestOperation)?.outcome ?? (wasCancelled ? .cancelled : .succeeded)
                     dependencyFinished(handle, id, outcome)
                 }
