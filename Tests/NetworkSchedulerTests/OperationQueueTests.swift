@@ -74,6 +74,19 @@ import Testing
         #expect(harness.transport.arrivals.count == 0)
     }
 
+    @Test func anOperationReleasedWithoutStartingEndsItsCallerAndLeavesItsGroup() async {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        let screen = RequestGroup()
+        do {
+            _ = harness.api.operation(for: Resource<User>(path: "me"), group: screen, completion: outcomes.completion("me"))
+        }
+
+        #expect(await outcomes.wait(for: 1)["me"]?.failure == .cancelled)
+        #expect(await screen.settled(timeout: 10))
+        #expect(harness.transport.arrivals.count == 0)
+    }
+
     @Test func cancellingOneCallersOperationLeavesTheSharedCallToTheOther() async throws {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()

@@ -17,7 +17,8 @@ extension APIClient {
     /// operation stays executing until its outcome is delivered, so it holds a place in that
     /// queue's `maxConcurrentOperationCount` meanwhile. It is one caller:
     /// - `cancel()` ends that caller with ``ServiceError/cancelled`` (before it started, without
-    ///   touching the network); a call it shares with other callers goes on for them.
+    ///   touching the network); a call it shares with other callers goes on for them. An
+    ///   operation released without ever starting ends its caller the same way.
     /// - `queuePriority` is the request's priority, one level each (`.veryLow` is
     ///   ``RequestPriority/background``, `.veryHigh` ``RequestPriority/critical``): setting it
     ///   re-ranks the request while it waits or runs.

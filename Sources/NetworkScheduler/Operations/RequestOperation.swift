@@ -28,6 +28,12 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
         _ = group?.insert(handle)
     }
 
+    /// Released without ever starting: its caller ends with `.cancelled`, unsent, so that its
+    /// completion runs once and its group lets it go.
+    deinit {
+        if state == .pending { handle.complete(with: .failure(.cancelled)) }
+    }
+
     /// How its caller ended, once its completion has run.
     var outcome: RequestHandle.Outcome? {
         withStateLock { outcomeValue }
