@@ -74,6 +74,20 @@ import Testing
         #expect(harness.transport.arrivals.count == 0)
     }
 
+    @Test func releasingItsGroupBeforeTheOperationStartsEndsItUnsent() async {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        var screen: RequestGroup? = RequestGroup()
+        let fetch = harness.api.operation(for: Resource<User>(path: "me"), group: screen, completion: outcomes.completion("me"))
+
+        screen = nil // the screen went away: its group cancels what it lists
+        OperationQueue().addOperation(fetch)
+
+        #expect(await outcomes.wait(for: 1)["me"]?.failure == .cancelled)
+        #expect(harness.transport.arrivals.count == 0)
+        withExtendedLifetime(screen) {}
+    }
+
     @Test func anOperationReleasedWithoutStartingEndsItsCallerAndLeavesItsGroup() async {
         let harness = Harness()
         let outcomes = Outcomes<User>()

@@ -43,6 +43,6 @@ extension APIClient {
     ) -> Operation {
         let handle = scheduler.makeHandle(endpoint(resource), priority: priority, group: group,
                                           callbacks: scheduler.callbacks, completion: .model(completion))
-        return RequestOperation(handle: handle, group: group, after: dependencies)
+        return RequestOperation(handle: handle, after: dependencies)
     }
 }

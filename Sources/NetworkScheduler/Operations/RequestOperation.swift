@@ -10,22 +10,21 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
     // Safety: `outcomeValue` is behind the state lock; the rest is immutable (the dependencies,
     // which may not be Sendable, are read once, when the operation starts).
 
-    /// Its caller, made at once and sent when the operation starts.
+    /// Its caller, made at once (with its group, held weakly as every caller's) and sent when
+    /// the operation starts.
     let handle: RequestHandle
-    private let group: RequestGroup?
     private let prerequisites: [any RequestDependency]
     private var outcomeValue: RequestHandle.Outcome?
 
-    init(handle: RequestHandle, group: RequestGroup?, after dependencies: [any RequestDependency]) {
+    init(handle: RequestHandle, after dependencies: [any RequestDependency]) {
         self.handle = handle
-        self.group = group
         self.prerequisites = dependencies
         super.init()
         super.queuePriority = handle.priority.queuePriority
         handle.operation = self
         handle.whenFinished { [weak self] outcome in self?.ended(with: outcome) }
         // Listed at once, so that cancelling its group before it starts cancels it too.
-        _ = group?.insert(handle)
+        _ = handle.group?.insert(handle)
     }
 
     /// Released without ever starting: its caller ends with `.cancelled`, unsent, so that its
@@ -40,7 +39,7 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
     }
 
     override func execute() {
-        handle.scheduler.admit(handle, group: group, after: prerequisites)
+        handle.scheduler.admit(handle, after: prerequisites)
         // Cancelled while it was being sent: `cancel()` may have found it not yet in its machine.
         if isCancelled { handle.cancel() }
     }

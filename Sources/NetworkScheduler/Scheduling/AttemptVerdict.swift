@@ -74,7 +74,7 @@ extension AttemptVerdict {
         request: PreparedRequest,
         submission: Submission,
         defaultPolicy: RetryPolicy,
-        failureStatuses: Set<Int> = [],
+        failureStatuses: Set<Int>,
         date: Date
     ) {
         let retryAfter: TimeInterval?

@@ -61,7 +61,7 @@ public final class RequestHandle: @unchecked Sendable {
     let submission: Submission
     /// The group that lists this caller until it ends; weak, so that releasing a group still
     /// cancels it.
-    private weak let group: RequestGroup?
+    weak let group: RequestGroup?
     private let deliver: @Sendable (CallResult) -> RequestHandle.Outcome
     /// Where its completion runs; nil to run it on the thread that ends the caller.
     private let callbacks: CallbackQueue?

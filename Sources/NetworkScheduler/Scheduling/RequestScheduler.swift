@@ -176,11 +176,11 @@ public final class RequestScheduler: Sendable {
         completion: Completion<Model>
     ) -> RequestHandle {
         let handle = makeHandle(request, priority: priority, group: group, callbacks: callbacks, completion: completion)
-        admit(handle, group: group, after: dependencies)
+        admit(handle, after: dependencies)
         return handle
     }
 
-    /// A caller for `request`, not yet in the machine: ``admit(_:group:after:)`` sends it.
+    /// A caller for `request`, not yet in the machine: ``admit(_:after:)`` sends it.
     func makeHandle<Model>(
         _ request: Endpoint<Model>,
         priority: RequestPriority,
@@ -201,10 +201,11 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Sends a caller made by ``makeHandle(_:priority:group:callbacks:completion:)``: at once,
-    /// or once its dependencies have succeeded, waiting in the machine meanwhile.
-    func admit(_ handle: RequestHandle, group: RequestGroup?, after dependencies: [any RequestDependency]) {
+    /// or once its dependencies have succeeded, waiting in the machine meanwhile. It is listed
+    /// in its group (``RequestHandle/group``) as it enters the machine.
+    func admit(_ handle: RequestHandle, after dependencies: [any RequestDependency]) {
         guard !dependencies.isEmpty else {
-            submit(handle, listingIn: group)
+            submit(handle, listingIn: handle.group)
             return
         }
         let prerequisites = dependencies.map(Prerequisite.init)
@@ -218,7 +219,7 @@ public final class RequestScheduler: Sendable {
             // dependencies that are this scheduler's requests and still here inherit its
             // priority while it waits for them (one that has not entered its machine yet
             // inherits nothing, nor does an operation).
-            let isSuspended = group?.insert(handle) ?? false
+            let isSuspended = handle.group?.insert(handle) ?? false
             let waited = prerequisites.compactMap { prerequisite -> DependencyID? in
                 if case .request(let dependency) = prerequisite { return dependency.dependencyID }
                 return nil
@@ -235,14 +236,16 @@ public final class RequestScheduler: Sendable {
             case .request(let dependency):
                 dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
             case .operation(let operation):
-                // A request's operation names its request; another operation gets an ID of its own.
-                let id = (operation as? RequestOperation)?.handle.id ?? nextID()
+                // A request's operation names its request and passes on its outcome; another
+                // operation gets an ID of its own, and succeeds unless it was cancelled.
+                let requestOperation = operation as? RequestOperation
+                let id = requestOperation?.handle.id ?? nextID()
                 // Weakly: an operation may never finish, and must not keep a dependent that has
                 // ended (cancelled, past its deadline), nor its scheduler. One still waiting is
                 // kept by the machine.
                 OperationFinishWatch.whenFinished(operation) { [weak self, weak handle] wasCancelled in
                     guard let self, let handle else { return }
-                    let outcome = (operation as? RequestOperation)?.outcome ?? (wasCancelled ? .cancelled : .succeeded)
+                    let outcome = requestOperation?.outcome ?? (wasCancelled ? .cancelled : .succeeded)
                     dependencyFinished(handle, id, outcome)
                 }
             case .unsupported:
@@ -474,10 +477,18 @@ public final class RequestScheduler: Sendable {
     /// other callers want it.
     func cancel(_ handles: [RequestHandle]) {
         let now = clock.uptimeNanoseconds
-        feed { machine in machine.cancel(handles.lazy.compactMap(\.callerID), now: now) }
-        // A request's operation that has not sent yet (its group's, listed before it starts)
-        // is cancelled as an operation: it then ends its caller when it starts, unsent.
-        for handle in handles where handle.callerID == nil { handle.operation?.cancelBeforeSending() }
+        // A caller not in the machine as the lock is held is a request's operation that has not
+        // sent yet (its group's, listed before it starts). Told after the lock, it ends its
+        // caller unsent when it starts, or cancels it if it entered the machine meanwhile.
+        var unsent: [RequestHandle] = []
+        feed { machine in
+            machine.cancel(handles.lazy.compactMap { handle in
+                let id = handle.callerID
+                if id == nil { unsent.append(handle) }
+                return id
+            }, now: now)
+        }
+        for handle in unsent { handle.operation?.cancelBeforeSending() }
     }
 
     /// Cancels every request sent before it that has not ended, in one pass: each ends with
@@ -551,7 +562,7 @@ public final class RequestScheduler: Sendable {
             return machine.setPriority(priority, of: handles.lazy.compactMap(\.callerID), now: now)
         }
         // Outside the lock: an operation's queue takes its own locks to re-rank it.
-        for handle in handles { handle.operation?.priorityChanged(to: handle.priority) }
+        for handle in handles { handle.operation?.priorityChanged(to: priority) }
     }
 
     /// Ends a caller that is not attached to a call with `error`.
