@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import NetworkScheduler
 
 /// What a ``StubTransport`` does with one request: answer, fail, wait, or never call back.
 ///
@@ -23,6 +24,9 @@ public enum StubResponse: Sendable {
     case never
     /// Waits this many seconds of the transport's clock, then does what the second one says.
     indirect case delayed(TimeInterval, StubResponse)
+    /// Reports these steps of the body going out (to whoever asked for the request's progress),
+    /// then does what `then` says: `.progress(steps, then: .hold)` leaves an upload half sent.
+    indirect case progress([TransferProgress], then: StubResponse)
 
     /// A JSON body given as its text (`Content-Type: application/json`): `.json(#"{"id": 7}"#)`.
     /// For a model, see ``json(_:status:encoder:)``.
@@ -127,6 +131,7 @@ public enum StubResponse: Sendable {
         switch self {
         case .never: true
         case .delayed(_, let then): then.isNever
+        case .progress(_, let then): then.isNever
         default: false
         }
     }

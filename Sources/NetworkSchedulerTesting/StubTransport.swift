@@ -24,6 +24,16 @@ public final class StubTransport: HTTPTransport {
     public struct Arrival: Sendable {
         /// The request as the transport got it, headers and body included.
         public let request: URLRequest
+        /// The file its body was to be read from, if it had one.
+        public let bodyFile: TransportRequest.BodyFile?
+        /// Its body: the request's, or the file's contents as it arrived (nil if it has none).
+        public let body: Data?
+
+        init(_ request: TransportRequest) {
+            self.request = request.urlRequest
+            bodyFile = request.bodyFile
+            body = request.bodyFile.map { (try? Data(contentsOf: $0.url)) ?? Data() } ?? request.urlRequest.httpBody
+        }
         /// Its URL's path.
         public var path: String { request.url?.path ?? "" }
         /// `METHOD /path`, the form routes are written in.
@@ -110,17 +120,21 @@ public final class StubTransport: HTTPTransport {
     /// Starts a stub task for `request`, answering as scripted.
     ///
     /// - Parameters:
-    ///   - request: the request that reached the network.
+    ///   - transportRequest: the request that reached the network.
     ///   - policy: the priority it starts with (recorded in ``StubTransport/priorities``).
+    ///   - progress: told the progress a ``StubResponse/progress(_:then:)`` scripts.
     ///   - completion: called once, with the scripted answer or `URLError.cancelled`.
     public func startTask(
-        for request: URLRequest,
+        for transportRequest: TransportRequest,
         policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
+        let request = transportRequest.urlRequest
         let response = response(to: request)
         priorities.append((request.url?.path ?? "", policy.priority))
-        let task = StubTask(request: request, transport: self, answersCancellation: !response.isNever, completion: completion)
+        let task = StubTask(request: request, transport: self, answersCancellation: !response.isNever, progress: progress,
+                            completion: completion)
         state.withLock { state in
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
@@ -129,7 +143,7 @@ public final class StubTransport: HTTPTransport {
             state.withLock { $0.held.append(Held(task: task, request: request)) }
         }
         // Announced once held, so that a test that releases what arrived always finds it.
-        arrivals.append(Arrival(request: request))
+        arrivals.append(Arrival(transportRequest))
         if case .hold = response { return task }
         answer(task, with: response)
         return task
@@ -187,6 +201,9 @@ public final class StubTransport: HTTPTransport {
             finish(.success(Self.response(to: task.request, status: status, body: body, headers: headers)))
         case .fail(let error):
             finish(.failure(error))
+        case let .progress(steps, then):
+            for step in steps { task.report(step) }
+            answer(task, with: then, onThisThread: onThisThread)
         case let .delayed(seconds, then):
             let timer = clock.makeTimer()
             timer.start { [self] in
@@ -223,14 +240,23 @@ final class StubTask: TransportTask {
     let request: URLRequest
     private let transport: StubTransport
     private let answersCancellation: Bool
+    private let progress: (@Sendable (TransferProgress) -> Void)?
     private let completion: Locked<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
 
     init(request: URLRequest, transport: StubTransport, answersCancellation: Bool,
+         progress: (@Sendable (TransferProgress) -> Void)?,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.request = request
         self.transport = transport
         self.answersCancellation = answersCancellation
+        self.progress = progress
         self.completion = Locked(completion)
+    }
+
+    /// Tells the scheduler of `step`, unless the task has ended.
+    func report(_ step: TransferProgress) {
+        guard completion.withLock({ $0 != nil }) else { return }
+        progress?(step)
     }
 
     func cancel() {
@@ -249,7 +275,7 @@ final class StubTask: TransportTask {
         transport.taskEnded(self, cancelled: false)
         completion(result)
         // The scheduler handles a report inline, in its completion.
-        transport.answered.append(StubTransport.Arrival(request: request))
+        transport.answered.append(StubTransport.Arrival(TransportRequest(request)))
     }
 
     private func takeCompletion() -> (@Sendable (Result<TransportResponse, any Error>) -> Void)? {

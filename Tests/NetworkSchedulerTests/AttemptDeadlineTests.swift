@@ -83,10 +83,10 @@ private struct TwiceReportingTransport: HTTPTransport {
     }
 
     func startTask(
-        for request: URLRequest, policy: TransportPolicy,
+        for request: TransportRequest, policy: TransportPolicy, progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        let url = request.url!
+        let url = request.urlRequest.url!
         let answer: Result<TransportResponse, any Error> = .success(TransportResponse(
             data: Data(userJSON.utf8), head: ResponseHead(url: url, statusCode: 200, headerFields: ["Content-Type": "application/json"])))
         let lost: Result<TransportResponse, any Error> = .failure(URLError(.networkConnectionLost))

@@ -51,8 +51,9 @@ final class StubTransport: HTTPTransport {
     }
 
     func startTask(
-        for request: URLRequest,
+        for request: TransportRequest,
         policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let (number, isHeld) = state.withLock { state in

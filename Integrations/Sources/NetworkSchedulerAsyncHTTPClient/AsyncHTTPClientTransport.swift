@@ -101,15 +101,26 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         try await client.shutdown()
     }
 
+    /// Sends `request` as a task of the client's own; a body file is read from disk a chunk at
+    /// a time as the connection takes it.
+    ///
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - policy: the redirects to follow, the response size limit and the priority.
+    ///   - progress: told how much of the body has gone out; nil when nobody asked.
+    ///   - completion: called exactly once with the response or the error, on an event loop.
     public func startTask(
-        for request: URLRequest,
+        for request: TransportRequest,
         policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        // The whole exchange, redirects included, as the scheduler's own attempt deadline.
-        let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 3_600
-        let exchange = Exchange(client: client, policy: policy, deadline: .now() + .nanoseconds(Int64(timeout * 1_000_000_000)),
-                                completion: completion)
+        // The whole exchange, redirects included, as the scheduler's own attempt deadline; but
+        // an upload from a file has a deadline on stalling, which the scheduler keeps and
+        // moves as the body goes out (it cancels the task when it passes).
+        let timeout = request.urlRequest.timeoutInterval > 0 ? request.urlRequest.timeoutInterval : 3_600
+        let deadline: NIODeadline? = request.bodyFile == nil ? .now() + .nanoseconds(Int64(timeout * 1_000_000_000)) : nil
+        let exchange = Exchange(client: client, policy: policy, deadline: deadline, progress: progress, completion: completion)
         exchange.send(request, redirectsLeft: Self.maximumRedirects)
         return exchange
     }

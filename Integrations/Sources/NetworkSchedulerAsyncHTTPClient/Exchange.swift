@@ -23,30 +23,42 @@ extension AsyncHTTPClientTransport {
 
         private let client: HTTPClient
         private let policy: TransportPolicy
-        private let deadline: NIODeadline
+        private let deadline: NIODeadline?
+        private let progress: (@Sendable (TransferProgress) -> Void)?
         private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
         /// The client's task for the request on the wire, which `cancel()` cancels.
         private let state = NIOLockedValueBox(State.sending(nil))
 
-        init(client: HTTPClient, policy: TransportPolicy, deadline: NIODeadline,
+        /// - Parameter deadline: the whole exchange's; nil for one whose deadline is kept by
+        ///   whoever watches its progress (the scheduler moves an upload's as it goes).
+        init(client: HTTPClient, policy: TransportPolicy, deadline: NIODeadline?,
+             progress: (@Sendable (TransferProgress) -> Void)?,
              completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
             self.client = client
             self.policy = policy
             self.deadline = deadline
+            self.progress = progress
             self.completion = completion
         }
 
-        /// Sends `request`; follows its answer if it is a redirect the policy takes.
-        func send(_ request: URLRequest, redirectsLeft: Int) {
+        /// Sends `transportRequest`; follows its answer if it is a redirect the policy takes.
+        func send(_ transportRequest: TransportRequest, redirectsLeft: Int) {
+            let request = transportRequest.urlRequest
             let clientRequest: HTTPClient.Request
             guard let url = request.url else { return fail(URLError(.badURL)) }
             do {
-                clientRequest = try Self.clientRequest(request, to: url)
+                clientRequest = try Self.clientRequest(transportRequest, to: url)
             } catch {
                 return fail(error)
             }
             let accumulator = ResponseAccumulator(request: clientRequest, maxBodySize: policy.maximumResponseSize)
-            let task = client.execute(request: clientRequest, delegate: accumulator, deadline: deadline)
+            let task: HTTPClient.Task<HTTPClient.Response>
+            if let progress {
+                let reporting = ProgressReportingAccumulator(accumulator, expected: transportRequest.bodyLength, progress: progress)
+                task = client.execute(request: clientRequest, delegate: reporting, deadline: deadline)
+            } else {
+                task = client.execute(request: clientRequest, delegate: accumulator, deadline: deadline)
+            }
             let isCancelled = state.withLockedValue { state in
                 guard case .sending = state else { return true }
                 state = .sending(task)
@@ -60,7 +72,10 @@ extension AsyncHTTPClientTransport {
                     if let next = try Redirect.next(status: Int(response.status.code), location: response.headers.first(name: "Location"),
                                                     of: request, policy: policy) {
                         guard redirectsLeft > 0 else { throw URLError(.httpTooManyRedirects) }
-                        return send(next, redirectsLeft: redirectsLeft - 1)
+                        // A body file goes again with a redirect that keeps the method (307, 308).
+                        let keepsBody = next.httpMethod == request.httpMethod
+                        return send(TransportRequest(next, bodyFile: keepsBody ? transportRequest.bodyFile : nil),
+                                    redirectsLeft: redirectsLeft - 1)
                     }
                     completion(.success(Self.transportResponse(response, from: url)))
                 } catch {
@@ -82,13 +97,16 @@ extension AsyncHTTPClientTransport {
             completion(.failure(AsyncHTTPClientTransport.mapped(error, limit: policy.maximumResponseSize)))
         }
 
-        private static func clientRequest(_ request: URLRequest, to url: URL) throws -> HTTPClient.Request {
+        private static func clientRequest(_ transportRequest: TransportRequest, to url: URL) throws -> HTTPClient.Request {
+            let request = transportRequest.urlRequest
             var headers = HTTPHeaders()
-            for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            for (name, value) in request.allHTTPHeaderFields ?? [:] where transportRequest.bodyFile == nil
+                || name.lowercased() != "content-length" {
                 headers.add(name: name, value: value)
             }
+            let body = transportRequest.bodyFile.map(AsyncHTTPClientTransport.body(readFrom:)) ?? request.httpBody.map { .bytes($0) }
             return try HTTPClient.Request(url: url.absoluteString, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"),
-                                          headers: headers, body: request.httpBody.map { .bytes($0) })
+                                          headers: headers, body: body)
         }
 
         /// The response as the scheduler reads one: its head with the fields as URLSession

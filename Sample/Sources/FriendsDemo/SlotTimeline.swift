@@ -38,16 +38,17 @@ final class SlotTimeline: HTTPTransport, RequestEvent.Monitor {
     }
 
     func startTask(
-        for request: URLRequest,
+        for request: TransportRequest,
         policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let index: Int? = recording.withLock { recording in
-            guard let label = recording.label?(request) else { return nil }
+            guard let label = recording.label?(request.urlRequest) else { return nil }
             recording.tasks.append(Task(label: label, start: DispatchTime.now().uptimeNanoseconds))
             return recording.tasks.count - 1
         }
-        return transport.startTask(for: request, policy: policy) { [self] result in
+        return transport.startTask(for: request, policy: policy, progress: progress) { [self] result in
             if let index {
                 recording.withLock { $0.tasks[index].end = DispatchTime.now().uptimeNanoseconds }
             }

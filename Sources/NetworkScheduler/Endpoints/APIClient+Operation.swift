@@ -25,7 +25,7 @@ extension APIClient {
     /// - As another request's dependency (`after: [fetch]`), it passes on its caller's failure.
     ///
     /// - Parameters:
-    ///   - resource: as for ``send(_:priority:group:after:completion:)``.
+    ///   - resource: as for ``send(_:priority:group:after:progress:completion:)``.
     ///   - priority: its place in its host's line, and the operation's `queuePriority`.
     ///   - group: the scope whose cancellation cancels this caller, from the operation's making
     ///     (one not started then ends, unsent, when it starts).

@@ -210,6 +210,8 @@ extension APIClient {
     ///     default.
     ///   - dependencies: requests that must succeed first; if one fails or is cancelled, this
     ///     one ends with ``ServiceError/dependencyFailed(cause:dependency:)`` and is never sent.
+    ///   - progress: told how much of the body has gone out (an upload's), on the callback
+    ///     queue, before `completion`; see ``TransferProgress``.
     ///   - completion: gets the model or the error.
     /// - Returns: the handle to cancel this caller, change its priority, or pass to another
     ///   request's `after:`.
@@ -219,36 +221,41 @@ extension APIClient {
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [any RequestDependency] = [],
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
-        scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, completion: completion)
+        scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, progress: progress,
+                       completion: completion)
     }
 
     /// Sends a resource of this client and returns its model. Cancelling the calling task
     /// cancels this caller only; a call it shares with others goes on for them. The parameters
-    /// are those of ``send(_:priority:group:after:completion:)``.
+    /// are those of ``send(_:priority:group:after:progress:completion:)``.
     ///
     /// ```swift
     /// let friends = try await api.value(for: .friends(of: me), priority: .high)
     /// ```
     ///
     /// - Parameters:
-    ///   - resource: as for ``send(_:priority:group:after:completion:)``.
+    ///   - resource: as for ``send(_:priority:group:after:progress:completion:)``.
     ///   - priority: its place in its host's line.
     ///   - group: the scope whose cancellation cancels this caller.
     ///   - dependencies: requests that must succeed first.
+    ///   - progress: told how much of the body has gone out (an upload's), on the thread that
+    ///     learns it, before the value is returned.
     public func value<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = []
+        after dependencies: [any RequestDependency] = [],
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(ServiceError) -> Model {
-        try await reply(for: resource, priority: priority, group: group, after: dependencies).value
+        try await reply(for: resource, priority: priority, group: group, after: dependencies, progress: progress).value
     }
 
     /// Sends a resource of this client and returns its model with the response's status,
     /// headers and timing, and whether the call was shared. Otherwise as
-    /// ``value(for:priority:group:after:)``.
+    /// ``value(for:priority:group:after:progress:)``.
     ///
     /// ```swift
     /// let created = try await api.reply(for: .create(draft), priority: .critical)
@@ -256,16 +263,19 @@ extension APIClient {
     /// ```
     ///
     /// - Parameters:
-    ///   - resource: as for ``send(_:priority:group:after:completion:)``.
+    ///   - resource: as for ``send(_:priority:group:after:progress:completion:)``.
     ///   - priority: its place in its host's line.
     ///   - group: the scope whose cancellation cancels this caller.
     ///   - dependencies: requests that must succeed first.
+    ///   - progress: told how much of the body has gone out, as for ``value(for:priority:group:after:progress:)``.
     public func reply<Model>(
         for resource: Resource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = []
+        after dependencies: [any RequestDependency] = [],
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(ServiceError) -> Reply<Model> {
-        try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies)
+        try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies,
+                                  progress: progress)
     }
 }

@@ -1,13 +1,28 @@
 import Foundation
 
-/// The body of a request: a JSON-encoded value or raw bytes, with its content type.
+/// The body of a request, with its content type: a JSON-encoded value or bytes in memory, or
+/// an upload read from disk as it is sent (a file, a `multipart/form-data` form with files).
 ///
-/// Encoding happens when the request is built, so a value that cannot be encoded ends its
-/// caller with ``ServiceError/invalidRequest(reason:)`` instead of trapping.
+/// A value is encoded, and a file measured, when the request is built, so a value that cannot
+/// be encoded or a file that cannot be read ends its caller with
+/// ``ServiceError/invalidRequest(reason:)`` instead of trapping. An upload's progress reaches
+/// callers that ask for it (``TransferProgress``).
+///
+/// ```swift
+/// Resource<Receipt>(.post, path: "sync", body: .json(changes))
+/// Resource<Video>(.put, path: "videos/42", body: .file(movieURL, contentType: "video/mp4"))
+/// Resource<User>(.post, path: "me/avatar", body: .multipart(form))
+/// ```
 public struct EndpointBody: Sendable {
     /// The `Content-Type` header sent with the body.
     public let contentType: String
-    let encode: @Sendable () throws -> Data
+    private let content: Content
+
+    private enum Content: Sendable {
+        case encoded(@Sendable () throws -> Data)
+        case file(URL)
+        case multipart(MultipartForm)
+    }
 
     /// Raw bytes, sent as they are.
     ///
@@ -15,7 +30,7 @@ public struct EndpointBody: Sendable {
     ///   - data: the bytes to send.
     ///   - contentType: its `Content-Type`.
     public static func data(_ data: Data, contentType: String = "application/octet-stream") -> EndpointBody {
-        EndpointBody(contentType: contentType, encode: { data })
+        EndpointBody(contentType: contentType, content: .encoded { data })
     }
 
     /// A value encoded as JSON.
@@ -27,14 +42,50 @@ public struct EndpointBody: Sendable {
         _ value: Value,
         encoder: JSONEncoder = JSONEncoder()
     ) -> EndpointBody {
-        EndpointBody(contentType: "application/json", encode: { try encoder.encode(value) })
+        EndpointBody(contentType: "application/json", content: .encoded { try encoder.encode(value) })
     }
 
-    func makeData() throws(ServiceError) -> Data {
-        do {
-            return try encode()
-        } catch {
-            throw .invalidRequest(reason: "the body cannot be encoded: \(error)")
+    /// A file, read as each attempt sends it and never whole into memory, with its size as
+    /// `Content-Length`. It must be a regular file. Two sends of one unchanged file (same path,
+    /// size and modification time) to the same URL share one call.
+    ///
+    /// - Parameters:
+    ///   - url: a file URL.
+    ///   - contentType: its `Content-Type`.
+    public static func file(_ url: URL, contentType: String = "application/octet-stream") -> EndpointBody {
+        EndpointBody(contentType: contentType, content: .file(url))
+    }
+
+    /// A `multipart/form-data` form: its fields, and its files read as each attempt sends it.
+    ///
+    /// - Parameter form: the form.
+    public static func multipart(_ form: MultipartForm) -> EndpointBody {
+        EndpointBody(contentType: form.contentType, content: .multipart(form))
+    }
+
+    private init(contentType: String, content: Content) {
+        self.contentType = contentType
+        self.content = content
+    }
+
+    /// A body encoded by `encode` when the request is built.
+    init(contentType: String, encode: @escaping @Sendable () throws -> Data) {
+        self.init(contentType: contentType, content: .encoded(encode))
+    }
+
+    /// The body as the scheduler keeps it until it is sent.
+    func makeBody() throws(ServiceError) -> RequestBody {
+        switch content {
+        case .encoded(let encode):
+            do {
+                return .data(try encode())
+            } catch {
+                throw .invalidRequest(reason: "the body cannot be encoded: \(error)")
+            }
+        case .file(let url):
+            return try .file(at: url)
+        case .multipart(let form):
+            return try .multipart(form)
         }
     }
 }

@@ -76,12 +76,12 @@ struct EndpointRecipe: Sendable {
             }
             headers["Authorization"] = "Bearer \(token)"
         }
-        var bodyData: Data?
+        var requestBody: RequestBody?
         if let body {
             guard method.allowsBody else {
                 throw .invalidRequest(reason: "a \(method.rawValue) request cannot carry a body")
             }
-            bodyData = try body.makeData()
+            requestBody = try body.makeBody()
             guard HTTPSyntax.isFieldValue(body.contentType) else {
                 throw .invalidRequest(reason: "the body's content type has a control character, such as a line break")
             }
@@ -91,7 +91,7 @@ struct EndpointRecipe: Sendable {
             try HTTPSyntax.checkHeaders(self.headers)
             headers.merge(self.headers)
         }
-        let parts = PreparedRequest.Parts(method: method.rawValue, url: url, headers: headers, body: bodyData,
+        let parts = PreparedRequest.Parts(method: method.rawValue, url: url, headers: headers, body: requestBody,
                                           timeout: timeout ?? defaults.timeout)
         return PreparedRequest(parts, host: host)
     }

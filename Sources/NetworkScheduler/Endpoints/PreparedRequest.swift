@@ -17,7 +17,7 @@ struct PreparedRequest: Sendable, Equatable {
         /// An absolute URL that `URL(string:)` accepts.
         var url: String
         var headers: HeaderFields
-        var body: Data?
+        var body: RequestBody?
         var timeout: TimeInterval
     }
 
@@ -67,7 +67,7 @@ struct PreparedRequest: Sendable, Equatable {
         return prepared
     }
 
-    /// The `URLRequest` to send.
+    /// The `URLRequest` to send, with its body if that is in memory.
     var urlRequest: URLRequest {
         switch form {
         case .built(let request):
@@ -83,8 +83,23 @@ struct PreparedRequest: Sendable, Equatable {
                 request.httpMethod = parts.method
             }
             request.allHTTPHeaderFields = parts.headers.dictionary
-            request.httpBody = parts.body
+            request.httpBody = parts.body?.data
             return request
+        }
+    }
+
+    /// The body an attempt starting now sends, if it is not in memory: a file measured now, or
+    /// a form written to a temporary file. Nil for a body in memory, or none.
+    func stagedBody() throws(ServiceError) -> RequestBody.Staged? {
+        guard case .parts(let parts) = form, let body = parts.body, body.data == nil else { return nil }
+        return try body.staged()
+    }
+
+    /// Whether it has a body to send.
+    var hasBody: Bool {
+        switch form {
+        case .built(let request): request.httpBody != nil
+        case .parts(let parts): parts.body != nil
         }
     }
 
@@ -112,7 +127,8 @@ struct PreparedRequest: Sendable, Equatable {
         case (.key(let key), _):
             return CallKey(custom: key)
         case (.automatic, .parts(let parts)):
-            return CallKey(method: parts.method, url: parts.url, body: parts.body, headers: parts.headers, ignoring: ignored)
+            return CallKey(method: parts.method, url: parts.url, body: parts.body?.identity, headers: parts.headers,
+                           ignoring: ignored)
         case (.automatic, .built(let request)):
             // A streamed body cannot be compared, so such a request is never shared.
             guard let url = request.url, request.httpBodyStream == nil else { return nil }

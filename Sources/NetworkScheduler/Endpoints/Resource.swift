@@ -117,9 +117,7 @@ public struct Resource<Model: Sendable>: Sendable {
         let body: EndpointBody? = if let data = urlRequest.httpBody {
             .data(data, contentType: contentType ?? "application/octet-stream")
         } else if urlRequest.httpBodyStream != nil {
-            EndpointBody(contentType: contentType ?? "application/octet-stream") {
-                throw URLRequestBodyStreamError()
-            }
+            EndpointBody(contentType: contentType ?? "application/octet-stream", encode: { throw URLRequestBodyStreamError() })
         } else {
             nil
         }

@@ -14,6 +14,8 @@ final class CallbackQueue: Sendable {
         case one(RequestHandle, CallResult)
         /// Many callers with the same result (a cancelled group): one copy of it for all.
         case shared([RequestHandle], CallResult)
+        /// A step of a caller's progress, told before its outcome.
+        case progress(RequestHandle, TransferProgress)
     }
 
     private struct Pending {
@@ -60,6 +62,8 @@ final class CallbackQueue: Sendable {
                 handle.deliverNow(result)
             case let .shared(handles, result):
                 for handle in handles { handle.deliverNow(result) }
+            case let .progress(handle, progress):
+                handle.deliverProgress(progress)
             }
         }
         // Kept for a later batch, unless a burst grew it (a delivery is 136 bytes).

@@ -68,7 +68,14 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// The adapter at work, cancelled with the operation.
     private var adaptation: Task<Void, Never>?
     private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
+    /// Told how much of the body has gone out, a step at a time (see ``ProgressSteps``).
+    private let onProgress: (@Sendable (TransferProgress) -> Void)?
     private let onCompletion: Completion
+    /// The progress last passed on.
+    private var progressSteps = ProgressSteps()
+    /// The body this attempt sends from disk, once staged; its temporary file is removed when
+    /// the attempt ends.
+    private var stagedBody: RequestBody.Staged?
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
     /// The priority its task is to have: the policy's, until its callers change theirs.
@@ -83,6 +90,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - adapter: what changes the request as the attempt starts, if anything.
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     `URLRequest` it sends and the seconds the operation waited since it was made.
+    ///   - onProgress: told how much of the body has gone out, in steps, before `onCompletion`.
     ///   - onCompletion: called with the outcome, before the operation finishes (again if its
     ///     transport calls back again).
     init(
@@ -91,6 +99,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         policy: TransportPolicy = TransportPolicy(),
         adapter: RequestAdapter? = nil,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
+        onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onCompletion: @escaping Completion
     ) {
         prepared = request
@@ -99,6 +108,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         self.adapter = adapter
         priority = policy.priority
         self.onStart = onStart
+        self.onProgress = onProgress
         self.onCompletion = onCompletion
         super.init()
     }
@@ -109,6 +119,13 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             return
         }
         let request = prepared.urlRequest
+        do throws(ServiceError) {
+            let staged = try prepared.stagedBody()
+            withStateLock { stagedBody = staged }
+        } catch {
+            complete(.failure(error))
+            return
+        }
         let started = DispatchTime.now().uptimeNanoseconds
         onStart?(request, seconds(from: created, to: started))
         withStateLock { task = task.starting(at: started) }
@@ -135,10 +152,16 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         if cancelledMeanwhile { adaptation.cancel() }
     }
 
-    /// Starts the transport's task for `request`.
+    /// Starts the transport's task for `request`, with the body staged for it, if any.
     private func send(_ request: URLRequest) {
+        var transportRequest = TransportRequest(request)
+        if let file = withStateLock({ stagedBody?.file }) {
+            transportRequest.urlRequest.httpBody = nil
+            transportRequest.bodyFile = file
+        }
+        let progress: (@Sendable (TransferProgress) -> Void)? = onProgress == nil ? nil : { @Sendable [self] in progressed($0) }
         // Capturing only `self` makes the closure without an allocation of its own.
-        let newTask = transport.startTask(for: request, policy: policy) { [self] result in
+        let newTask = transport.startTask(for: transportRequest, policy: policy, progress: progress) { [self] result in
             complete(checked(result))
         }
         let cancelledMeanwhile = withStateLock { () -> Bool in
@@ -156,6 +179,15 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             }
         }
         if cancelledMeanwhile { newTask.cancel() }
+    }
+
+    /// Passes on a step of the body's progress, unless the attempt has ended.
+    private func progressed(_ progress: TransferProgress) {
+        let isStep = withStateLock { () -> Bool in
+            if case .completed = task { return false }
+            return progressSteps.isStep(progress)
+        }
+        if isStep { onProgress?(progress) }
     }
 
     /// Tells its task how urgent its request now is, or the task it is about to make.
@@ -209,10 +241,14 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// passed on too: the machine takes each attempt's first, and a second `finish()` is
     /// harmless.
     private func complete(_ result: Result<TransportResponse, ServiceError>) {
-        let started = withStateLock { () -> UInt64? in
-            defer { task = .completed }
-            return task.started
+        let (started, staged) = withStateLock { () -> (UInt64?, URL?) in
+            defer {
+                task = .completed
+                stagedBody = nil
+            }
+            return (task.started, stagedBody?.temporaryFile)
         }
+        if let staged { try? FileManager.default.removeItem(at: staged) }
         onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
     }
@@ -220,4 +256,22 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
 
 func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
     end > start ? TimeInterval(end - start) / 1_000_000_000 : 0
+}
+
+/// Which of a body's progress reports to pass on: one for each hundredth of the body (and at
+/// least 64 KiB), and the last, so that a caller is told about a hundred times whatever the
+/// size, and the scheduler's lock is not taken for every few kilobytes sent.
+struct ProgressSteps {
+    /// The bytes sent at the last report passed on, or nil before the first.
+    private var lastPassed: Int64?
+
+    /// Whether `progress` is a step from the last one passed on; if so, it becomes the last.
+    mutating func isStep(_ progress: TransferProgress) -> Bool {
+        let step = max(64 * 1_024, (progress.bytesExpectedToSend ?? 0) / 100)
+        let last = lastPassed ?? -1
+        guard progress.bytesSent > last,
+              progress.isSent || progress.bytesSent - max(last, 0) >= step else { return false }
+        lastPassed = progress.bytesSent
+        return true
+    }
 }

@@ -63,15 +63,37 @@ public protocol HTTPTransport: Sendable {
     /// calls `completion` exactly once, on any thread. The scheduler does not rely on that
     /// call to end the attempt: it ends it itself at its deadline.
     ///
+    /// A body in ``TransportRequest/bodyFile`` is read from its file as it is sent, never whole
+    /// into memory, and goes out with its length as `Content-Length`.
+    ///
+    /// - Parameters:
+    ///   - request: the request to send.
+    ///   - policy: the redirects to follow, the response size limit and the priority.
+    ///   - progress: told how much of the body has gone out, as it goes, in order and before
+    ///     `completion`, on any thread; nil when nobody asked.
+    ///   - completion: called exactly once with the response or the error, on any thread.
+    func startTask(
+        for request: TransportRequest,
+        policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask
+}
+
+extension HTTPTransport {
+    /// Starts sending `request`, whose body (if any) is in memory, without reporting progress.
+    ///
     /// - Parameters:
     ///   - request: the request to send.
     ///   - policy: the redirects to follow, the response size limit and the priority.
     ///   - completion: called exactly once with the response or the error, on any thread.
-    func startTask(
+    public func startTask(
         for request: URLRequest,
-        policy: TransportPolicy,
+        policy: TransportPolicy = TransportPolicy(),
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
-    ) -> any TransportTask
+    ) -> any TransportTask {
+        startTask(for: TransportRequest(request), policy: policy, progress: nil, completion: completion)
+    }
 }
 
 /// The default transport: a `URLSession` data task per request, through a session of its own
@@ -145,26 +167,46 @@ public final class URLSessionTransport: HTTPTransport {
     /// FoundationNetworking does not).
     static let connectionsKeptPerTransfer = 4
 
-    /// Creates and resumes a data task for `request`.
+    /// Creates and resumes a data task for `request`; a body file is streamed to it from disk.
     ///
     /// - Parameters:
     ///   - request: the request to send.
     ///   - policy: the redirects to follow and the response size limit.
+    ///   - progress: told how much of the body has gone out; nil when nobody asked.
     ///   - completion: called exactly once with the response or the error, on any thread.
     public func startTask(
-        for request: URLRequest,
-        policy: TransportPolicy = TransportPolicy(),
+        for request: TransportRequest,
+        policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
-        let task = session.dataTask(with: Self.prepared(request))
+        var urlRequest = Self.prepared(request.urlRequest)
+        if let file = request.bodyFile {
+            // A stream, not an upload task: FoundationNetworking sends a file through an
+            // upload task four times slower (300 MB in 1.6 s against 0.4 s), and both keep
+            // memory flat. The length makes it `Content-Length` rather than chunked.
+            guard let stream = InputStream(url: file.url) else {
+                completion(.failure(ServiceError.invalidRequest(reason: "the body file \(file.url.lastPathComponent) cannot be read")))
+                return CompletedTask()
+            }
+            urlRequest.httpBody = nil
+            urlRequest.httpBodyStream = stream
+            urlRequest.setValue(String(file.length), forHTTPHeaderField: "Content-Length")
+        }
+        let task = session.dataTask(with: urlRequest)
         // A new task has the default priority: set only another. FoundationNetworking sets it
         // by a synchronous hop onto the session's busy work queue, for a hint it ignores.
         let priority = policy.priority.urlSessionTaskPriority
         if priority != URLSessionTask.defaultPriority { task.priority = priority }
-        delegate.register(task, policy: policy, completion: completion)
+        delegate.register(task, policy: policy, body: request, progress: progress, completion: completion)
         task.resume()
         return task
     }
+}
+
+/// A task that ended before it began: cancelling it does nothing.
+struct CompletedTask: TransportTask {
+    func cancel() {}
 }
 
 extension URLSessionTransport {

@@ -14,10 +14,17 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
 
     typealias Completion = @Sendable (Result<TransportResponse, any Error>) -> Void
 
+    typealias Progress = @Sendable (TransferProgress) -> Void
+
     /// One task's policy, completion and what it received so far.
     private struct Record {
         let policy: TransportPolicy
         let completion: Completion
+        /// The file its body is read from, given again as a new stream if the session asks.
+        let bodyFile: TransportRequest.BodyFile?
+        /// The body's length, which FoundationNetworking does not know for a stream.
+        let bodyLength: Int64?
+        let progress: Progress?
         var body = Data()
         /// Set once the body passed the limit: the task is cancelled, and reports that.
         var isTooLarge = false
@@ -28,8 +35,37 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
 
     private let tasks = Locked([Int: Record]())
 
-    func register(_ task: URLSessionTask, policy: TransportPolicy, completion: @escaping Completion) {
-        tasks.withLock { $0[task.taskIdentifier] = Record(policy: policy, completion: completion) }
+    func register(_ task: URLSessionTask, policy: TransportPolicy, body: TransportRequest, progress: Progress?,
+                  completion: @escaping Completion) {
+        let record = Record(policy: policy, completion: completion, bodyFile: body.bodyFile, bodyLength: body.bodyLength,
+                            progress: progress)
+        tasks.withLock { $0[task.taskIdentifier] = record }
+    }
+
+    // MARK: - The request body
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        guard let (progress, length) = tasks.withLock({ tasks in
+            tasks[task.taskIdentifier].flatMap { record in record.progress.map { ($0, record.bodyLength) } }
+        }) else { return }
+        progress(TransferProgress(bytesSent: totalBytesSent,
+                                  bytesExpectedToSend: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : length))
+    }
+
+    /// Asked when the body must go out again (a redirect that keeps it): a new stream of its file.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        let file = tasks.withLock { $0[task.taskIdentifier]?.bodyFile }
+        completionHandler(file.flatMap { InputStream(url: $0.url) })
     }
 
     // MARK: - The body

@@ -106,6 +106,16 @@ public final class RequestHandle: @unchecked Sendable {
         var callerID: CallerID?
         /// The operation that sends it, if it was made as one, which mirrors its priority.
         weak var operation: RequestOperation?
+        /// Who watches its body's progress, and the last step: made on the first step or watcher.
+        var progress: ProgressWatch?
+    }
+
+    /// Those who watch a caller's progress, and the last step told, which a watcher that comes
+    /// late gets at once.
+    private final class ProgressWatch {
+        var callbacks: [@Sendable (TransferProgress) -> Void] = []
+        var streams: [AsyncStream<TransferProgress>.Continuation] = []
+        var last: TransferProgress?
     }
 
     init(
@@ -124,6 +134,75 @@ public final class RequestHandle: @unchecked Sendable {
         self.group = group
         self.callbacks = callbacks
         self.deliver = deliver
+    }
+
+    /// The progress of its request's body as it goes out (an upload's), each step once it is
+    /// told; a sequence made late starts with the last step. It ends when the caller ends.
+    /// A call shared with other callers tells each of them.
+    ///
+    /// ```swift
+    /// let upload = api.send(.avatar(form), priority: .low) { result in … }
+    /// for await progress in upload.progress {
+    ///     bar.value = progress.fractionSent ?? 0
+    /// }
+    /// ```
+    public var progress: AsyncStream<TransferProgress> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let last: TransferProgress?? = state.withLock { state in
+                guard case .active = state.phase else { return nil }
+                let watch = state.progress ?? ProgressWatch()
+                state.progress = watch
+                watch.streams.append(continuation)
+                return .some(watch.last)
+            }
+            guard let last else { return continuation.finish() }
+            if let last { continuation.yield(last) }
+        }
+    }
+
+    /// Runs `callback` with each step of its body's progress, on its callback queue (or on the
+    /// thread that reports it, for a caller without one), never after its completion.
+    func onProgress(_ callback: @escaping @Sendable (TransferProgress) -> Void) {
+        state.withLock { state in
+            let watch = state.progress ?? ProgressWatch()
+            state.progress = watch
+            watch.callbacks.append(callback)
+        }
+    }
+
+    /// Tells the watchers of a step of its body's progress, unless the caller has ended.
+    func progressed(_ progress: TransferProgress) {
+        let watchers = state.withLock { state -> (hasCallbacks: Bool, streams: [AsyncStream<TransferProgress>.Continuation])? in
+            guard case .active = state.phase else { return nil }
+            let watch = state.progress ?? ProgressWatch()
+            state.progress = watch
+            watch.last = progress
+            return (!watch.callbacks.isEmpty, watch.streams)
+        }
+        guard let watchers else { return }
+        for stream in watchers.streams { stream.yield(progress) }
+        guard watchers.hasCallbacks else { return }
+        if let callbacks {
+            callbacks.run(.progress(self, progress))
+        } else {
+            deliverProgress(progress)
+        }
+    }
+
+    /// Runs the progress callbacks, unless the caller's completion has run (or, without a
+    /// callback queue, may be running). On its callback queue, a step told before the caller
+    /// ended runs before its completion, which was queued after it, even once the caller is
+    /// being delivered.
+    func deliverProgress(_ progress: TransferProgress) {
+        let callbacks = state.withLock { state -> [@Sendable (TransferProgress) -> Void] in
+            switch state.phase {
+            case .active: break
+            case .delivering where self.callbacks != nil: break
+            case .delivering, .finished: return []
+            }
+            return state.progress?.callbacks ?? []
+        }
+        for callback in callbacks { callback(progress) }
     }
 
     /// Ends this caller with ``ServiceError/cancelled``, unless it has already ended.
@@ -256,12 +335,18 @@ public final class RequestHandle: @unchecked Sendable {
         // ones run joins them, instead of running at once on its own thread and overtaking
         // them (a prefetch sent after an urgent dependent would then start first).
         while true {
-            let observers: [Observer] = state.withLock { state in
-                guard case .delivering = state.phase else { return [] }
-                if state.observers.isEmpty { state.phase = .finished(outcome) }
+            let (observers, progressStreams) = state.withLock { state -> ([Observer], [AsyncStream<TransferProgress>.Continuation]) in
+                guard case .delivering = state.phase else { return ([], []) }
+                var streams: [AsyncStream<TransferProgress>.Continuation] = []
+                if state.observers.isEmpty {
+                    state.phase = .finished(outcome)
+                    streams = state.progress?.streams ?? []
+                    state.progress = nil
+                }
                 defer { state.observers = [] }
-                return state.observers
+                return (state.observers, streams)
             }
+            for stream in progressStreams { stream.finish() }
             guard !observers.isEmpty else { break }
             for observer in observers { observer(outcome) }
         }

@@ -1,12 +1,13 @@
 extension RequestScheduler {
     /// Sends an endpoint and returns its model with the response's status, headers and timing.
     /// Cancelling the calling task cancels this caller only. Apps send through
-    /// ``APIClient/reply(for:priority:group:after:)``, which documents the parameters.
+    /// ``APIClient/reply(for:priority:group:after:progress:)``, which documents the parameters.
     func reply<Model>(
         for request: Endpoint<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
-        after dependencies: [any RequestDependency] = []
+        after dependencies: [any RequestDependency] = [],
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(ServiceError) -> Reply<Model> {
         let slot = CancellationSlot()
         let result = await withTaskCancellationHandler {
@@ -19,7 +20,7 @@ extension RequestScheduler {
                 }
                 // Delivered inline: the continuation itself hops to the awaiting task.
                 let handle = enqueue(request, priority: priority, group: group, after: dependencies,
-                                     callbacks: nil, completion: .reply { continuation.resume(returning: $0) })
+                                     callbacks: nil, progress: progress, completion: .reply { continuation.resume(returning: $0) })
                 slot.attach(handle)
             }
         } onCancel: {

@@ -18,6 +18,14 @@ extension RequestScheduler {
         feed(ending: start.id) { $0.attemptEnded(start.id, with: outcome, verdict: verdict, now: now) }
     }
 
+    /// An attempt's body went out further: the machine moves its deadline, and its call's
+    /// callers are told.
+    func attemptProgressed(_ start: Machine.AttemptStart, _ progress: TransferProgress) {
+        let now = clock.uptimeNanoseconds
+        let handles = feed { machine in (machine.attemptProgressed(start.id, now: now), Machine.Actions()) }
+        for handle in handles { handle.progressed(progress) }
+    }
+
     /// The machine ended an attempt at its deadline: read that timeout as any attempt's result.
     func judge(_ expiry: Machine.Expiry) {
         let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,

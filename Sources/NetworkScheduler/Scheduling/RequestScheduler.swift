@@ -103,7 +103,7 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Sends an endpoint; `completion` gets its model or error on the callback queue. Apps send
-    /// through ``APIClient/send(_:priority:group:after:completion:)``, which documents the
+    /// through ``APIClient/send(_:priority:group:after:progress:completion:)``, which documents the
     /// parameters.
     @discardableResult
     func send<Model>(
@@ -111,10 +111,11 @@ public final class RequestScheduler: Sendable {
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [any RequestDependency] = [],
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: dependencies,
-                callbacks: callbacks, completion: .model(completion))
+                callbacks: callbacks, progress: progress, completion: .model(completion))
     }
 
     // MARK: - The path of one request
@@ -173,9 +174,12 @@ public final class RequestScheduler: Sendable {
         group: RequestGroup?,
         after dependencies: [any RequestDependency],
         callbacks: CallbackQueue?,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: Completion<Model>
     ) -> RequestHandle {
         let handle = makeHandle(request, priority: priority, group: group, callbacks: callbacks, completion: completion)
+        // Before it is sent, so that no step goes untold.
+        if let progress { handle.onProgress(progress) }
         admit(handle, after: dependencies)
         return handle
     }
@@ -459,6 +463,11 @@ public final class RequestScheduler: Sendable {
                 record(.started(Self.eventCall(request, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
             }
         }
+        // Only for a request with a body: the others would make a closure for nothing.
+        var onProgress: (@Sendable (TransferProgress) -> Void)?
+        if start.request.hasBody {
+            onProgress = { [self] progress in attemptProgressed(start, progress) }
+        }
         var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
         policy.priority = start.priority
         return DataTaskOperation(
@@ -467,6 +476,7 @@ public final class RequestScheduler: Sendable {
             policy: policy,
             adapter: start.submission.adapter,
             onStart: onStart,
+            onProgress: onProgress,
             onCompletion: { [self] outcome, _ in
                 attemptEnded(start, with: outcome)
             }

@@ -2,6 +2,19 @@
 // The events of attempts: they start, end, time out, back off, wait for a token, and decide
 // their callers' outcome.
 extension SchedulerMachine {
+    /// An attempt's body went out further: its deadline counts again from `now`, so that a
+    /// long upload has a deadline on stalling rather than on its whole length. Returns its
+    /// call's callers, to tell of the progress; none if the attempt has ended.
+    mutating func attemptProgressed(_ attempt: AttemptID, now: UInt64) -> [CallerHandle] {
+        guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
+            return []
+        }
+        // Later than it was: the timer armed for the earlier deadline finds nothing due, and
+        // arms itself for the next.
+        timers[.call(attempt.call)] = Self.deadline(after: now, timeout: call.request.timeout)
+        return call.callers.map { callers[$0.slot].handle }
+    }
+
     /// An attempt's task ended with `outcome`, which `verdict` reads (beside the transport:
     /// the machine never reads a status or a header). Frees its budget slot for the calls
     /// waiting, then retries the call, refreshes its token, or delivers `outcome` to its

@@ -40,4 +40,23 @@ import Testing
         #expect(driver.armedFor == armedForA)
         #expect(driver.violations.isEmpty)
     }
+
+    @Test func progressCountsARunningAttemptsDeadlineAgainAndNamesItsCallers() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("upload", "/avatar", method: "POST", timeout: 2)
+        driver.send("double tap", "/avatar", method: "POST", timeout: 2)
+        driver.send("next", "/next")
+
+        driver.advance(seconds: 1.5)
+        #expect(driver.progressed("task 1") == ["double tap", "upload"])
+        driver.advance(seconds: 1.5)
+        #expect(driver.outcomes.isEmpty, "3 s after its start, but 1.5 s after its last progress")
+
+        driver.advance(seconds: 0.6)
+        #expect(driver.outcome(of: "upload").map { if case .failure(.timedOut) = $0 { true } else { false } } == true)
+        #expect(driver.cancelledTasks == ["task 1"])
+        #expect(driver.started == ["task 1", "task 2"], "its slot went to the next call")
+        #expect(driver.progressed("task 1").isEmpty, "an attempt that ended tells no one")
+        #expect(driver.violations.isEmpty)
+    }
 }

@@ -183,6 +183,11 @@ struct MachineDriver {
         perform(machine.attemptEnded(start.id, with: outcome, verdict: verdict, now: now))
     }
 
+    /// The body of task `name` went out further: returns the callers the machine says to tell.
+    mutating func progressed(_ task: String) -> [String] {
+        machine.attemptProgressed(starts[task]!.id, now: now).sorted()
+    }
+
     /// Ends every attempt with a 200, in the order they started, those started meanwhile
     /// included; returns the callers in the order they ended.
     mutating func endEveryAttempt() -> [String] {

@@ -1,0 +1,47 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One attempt's request as a transport sends it: its `URLRequest` (method, URL, headers,
+/// timeout, and its body when the body is in memory), or a body read from a file as it goes out.
+public struct TransportRequest: Sendable {
+    /// A body read from a file as it is sent, never whole in memory.
+    public struct BodyFile: Sendable, Equatable {
+        /// The file.
+        public let url: URL
+        /// Its size in bytes as the attempt started: the request's `Content-Length`.
+        public let length: Int64
+
+        /// The file at `url`, of `length` bytes.
+        ///
+        /// - Parameters:
+        ///   - url: a file URL.
+        ///   - length: its size in bytes, sent as `Content-Length`.
+        public init(url: URL, length: Int64) {
+            self.url = url
+            self.length = length
+        }
+    }
+
+    /// The method, URL, headers and timeout, and the body when it is in memory (`httpBody`).
+    public var urlRequest: URLRequest
+    /// The body read from a file as it is sent, if it is one; `urlRequest` then has none.
+    public var bodyFile: BodyFile?
+
+    /// A request whose body, if any, is in `urlRequest`, or in `bodyFile`.
+    ///
+    /// - Parameters:
+    ///   - urlRequest: the method, URL, headers, timeout, and a body in memory.
+    ///   - bodyFile: a body streamed from a file instead.
+    public init(_ urlRequest: URLRequest, bodyFile: BodyFile? = nil) {
+        self.urlRequest = urlRequest
+        self.bodyFile = bodyFile
+    }
+
+    /// The bytes of its body, or nil when it has none.
+    public var bodyLength: Int64? {
+        if let bodyFile { return bodyFile.length }
+        return urlRequest.httpBody.map { Int64($0.count) }
+    }
+}
