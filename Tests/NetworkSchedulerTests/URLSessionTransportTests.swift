@@ -134,27 +134,3 @@ import NetworkSchedulerTesting
     }
     #endif
 }
-
-/// Uploads through the real URLSession stack, with a URLProtocol stub reading the body stream.
-@Suite struct URLSessionUploadTests {
-    @Test func aFileBodyIsStreamedWithItsLengthAsContentLength() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString).bin")
-        let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        try bytes.write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let received = EventLog<(body: Data, length: String?)>()
-        let transport = StubURLProtocol.transport(host: "file.upload.test") { request, body in
-            received.append((body ?? Data(), request.value(forHTTPHeaderField: "Content-Length")))
-            return .json(userJSON, status: 201)
-        }
-        defer { transport.invalidate() }
-        let api = APIClient(baseURL: URL(string: "https://file.upload.test/v1")!,
-                            scheduler: RequestScheduler(configuration: .init(transport: transport)))
-
-        _ = try await api.value(for: Resource<User>(.post, path: "uploads", body: .file(file)))
-
-        let request = try #require(received.elements.first)
-        #expect(request.body == bytes)
-        #expect(request.length == "300000")
-    }
-}

@@ -184,6 +184,39 @@ import NetworkSchedulerTesting
         #expect(harness.transport.arrivals.count == 1)
     }
 
+    @Test func anAttemptThatFailsAfterItsFileWasCutShortFailsAsChanged() async throws {
+        let photo = try Self.file("0123456789")
+        defer { Self.cleanUp(photo) }
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(.post, path: "uploads", body: .file(photo)), completion: outcomes.completion("upload"))
+        await harness.transport.arrivals.wait(for: 1)
+
+        try Data("01234".utf8).write(to: photo)
+        harness.transport.release(with: .fail(URLError(.networkConnectionLost)))
+
+        #expect(await outcomes.wait(for: 1)["upload"]?.failure
+            == .invalidRequest(reason: "the body file photo.jpg changed after the request was made"))
+    }
+
+    @Test func anAttemptThatStallsAfterItsFileWasCutShortFailsAsChangedAtItsDeadline() async throws {
+        let photo = try Self.file("0123456789")
+        defer { Self.cleanUp(photo) }
+        let clock = VirtualClock()
+        let harness = Harness(reply: { _ in .never }, configure: { $0.clock = clock })
+        let outcomes = Outcomes<User>()
+        var upload = Resource<User>(.post, path: "uploads", body: .file(photo))
+        upload.timeout = 5
+        harness.api.send(upload, completion: outcomes.completion("upload"))
+        await harness.transport.arrivals.wait(for: 1)
+
+        try Data("01234".utf8).write(to: photo)
+        clock.advance(by: 5)
+
+        #expect(await outcomes.wait(for: 1)["upload"]?.failure
+            == .invalidRequest(reason: "the body file photo.jpg changed after the request was made"))
+    }
+
     @Test func aFileChangedBetweenTwoSendsIsTwoUploads() async throws {
         let photo = try Self.file("first version")
         defer { Self.cleanUp(photo) }

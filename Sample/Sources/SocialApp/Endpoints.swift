@@ -45,3 +45,17 @@ extension Resource where Model == Void {
     /// `DELETE /posts/{id}`.
     public static func delete(post id: Post.ID) -> Self { Resource(.delete, path: "posts/\(id)") }
 }
+
+extension Resource where Model == UploadReceipt {
+    /// `POST /uploads`: a file, streamed from disk.
+    public static func upload(_ file: URL, contentType: String = "application/octet-stream") -> Self {
+        Resource(.post, path: "uploads", body: .file(file, contentType: contentType))
+    }
+}
+
+extension Resource where Model == FormReceipt {
+    /// `POST /me/avatar`: a `multipart/form-data` form with the picture.
+    public static func avatar(_ form: MultipartForm) -> Self {
+        Resource(.post, path: "me/avatar", body: .multipart(form))
+    }
+}

@@ -44,3 +44,37 @@ public struct PostDraft: Encodable, Sendable, Equatable {
         self.text = text
     }
 }
+
+/// What the server read of an upload: its length and checksum.
+public struct UploadReceipt: Codable, Sendable, Equatable {
+    public let bytes: Int
+    public let checksum: String
+
+    public init(bytes: Int, checksum: String) {
+        self.bytes = bytes
+        self.checksum = checksum
+    }
+}
+
+/// What the server read of a form: its fields, and its files.
+public struct FormReceipt: Codable, Sendable, Equatable {
+    /// One file of the form, as the server read it.
+    public struct File: Codable, Sendable, Equatable {
+        public let field: String
+        public let filename: String?
+        public let contentType: String?
+        public let bytes: Int
+        public let checksum: String
+
+        public init(field: String, filename: String?, contentType: String?, bytes: Int, checksum: String) {
+            self.field = field
+            self.filename = filename
+            self.contentType = contentType
+            self.bytes = bytes
+            self.checksum = checksum
+        }
+    }
+
+    public let fields: [String: String]
+    public let files: [File]
+}

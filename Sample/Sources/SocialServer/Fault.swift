@@ -28,6 +28,8 @@ public struct Fault: Codable, Sendable, Equatable {
     public var gzipBombBytes: Int?
     /// Adds a `Set-Cookie` header with this value to the answer, whatever it is.
     public var setCookie: String?
+    /// Reads an upload's body slowly: pauses this many milliseconds after each 64 KiB.
+    public var readPauseMilliseconds: Int?
 
     public init(
         latencyMilliseconds: Int? = nil,
@@ -42,7 +44,8 @@ public struct Fault: Codable, Sendable, Equatable {
         trickleMilliseconds: Int? = nil,
         basicChallenge: Bool = false,
         gzipBombBytes: Int? = nil,
-        setCookie: String? = nil
+        setCookie: String? = nil,
+        readPauseMilliseconds: Int? = nil
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.status = status
@@ -57,6 +60,7 @@ public struct Fault: Codable, Sendable, Equatable {
         self.basicChallenge = basicChallenge
         self.gzipBombBytes = gzipBombBytes
         self.setCookie = setCookie
+        self.readPauseMilliseconds = readPauseMilliseconds
     }
 
     /// A route that only answers slowly.

@@ -10,4 +10,8 @@ public enum Route: String, CaseIterable, Codable, Sendable {
     case deletePost = "DELETE /posts/{id}"
     /// Answers, without a token, with the headers it received: where a redirect's went.
     case echo = "GET /echo"
+    /// Reads the body as it streams in and answers with its length and checksum.
+    case upload = "POST /uploads"
+    /// Reads a `multipart/form-data` form and answers with its fields and files.
+    case avatar = "POST /me/avatar"
 }

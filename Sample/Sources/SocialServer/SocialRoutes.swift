@@ -117,6 +117,7 @@ struct SocialRoutes: Sendable {
                 return Reply.json(headers)
             }
         }
+        addUploadRoutes(to: router)
         router.get("/_stats/connections") { _, _ in
             Reply.json(["connections": arrivals.connections])
         }
@@ -129,7 +130,7 @@ struct SocialRoutes: Sendable {
 
     /// Records the arrival, waits and fails as the route's fault says, checks the bearer token
     /// (unless `authenticated` is false), then answers with `respond`.
-    private func handle(
+    func handle(
         _ route: Route,
         _ request: Request,
         _ context: Context,

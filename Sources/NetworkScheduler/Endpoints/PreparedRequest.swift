@@ -95,6 +95,12 @@ struct PreparedRequest: Sendable, Equatable {
         return try body.staged()
     }
 
+    /// Why an attempt of it failed, if it is that its body file changed after it was made.
+    var bodyFileChange: ServiceError? {
+        guard case .parts(let parts) = form else { return nil }
+        return parts.body?.fileChange
+    }
+
     /// Whether it has a body to send.
     var hasBody: Bool {
         switch form {

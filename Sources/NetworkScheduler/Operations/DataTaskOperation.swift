@@ -233,7 +233,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         case .success(let payload):
             .success(payload)
         case .failure(let error):
-            .failure(ServiceError(error))
+            .failure(prepared.bodyFileChange ?? ServiceError(error))
         }
     }
 

@@ -181,19 +181,16 @@ public final class URLSessionTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         var urlRequest = Self.prepared(request.urlRequest)
+        let task: URLSessionTask
         if let file = request.bodyFile {
-            // A stream, not an upload task: FoundationNetworking sends a file through an
-            // upload task four times slower (300 MB in 1.6 s against 0.4 s), and both keep
-            // memory flat. The length makes it `Content-Length` rather than chunked.
-            guard let stream = InputStream(url: file.url) else {
-                completion(.failure(ServiceError.invalidRequest(reason: "the body file \(file.url.lastPathComponent) cannot be read")))
-                return CompletedTask()
-            }
+            // An upload task, which sends the file's size as `Content-Length` and reads it a
+            // chunk at a time. Not a body stream: FoundationNetworking sends one with both
+            // `Content-Length` and `Transfer-Encoding: chunked`, a request servers must refuse.
             urlRequest.httpBody = nil
-            urlRequest.httpBodyStream = stream
-            urlRequest.setValue(String(file.length), forHTTPHeaderField: "Content-Length")
+            task = session.uploadTask(with: urlRequest, fromFile: file.url)
+        } else {
+            task = session.dataTask(with: urlRequest)
         }
-        let task = session.dataTask(with: urlRequest)
         // A new task has the default priority: set only another. FoundationNetworking sets it
         // by a synchronous hop onto the session's busy work queue, for a hint it ignores.
         let priority = policy.priority.urlSessionTaskPriority
@@ -202,11 +199,6 @@ public final class URLSessionTransport: HTTPTransport {
         task.resume()
         return task
     }
-}
-
-/// A task that ended before it began: cancelling it does nothing.
-struct CompletedTask: TransportTask {
-    func cancel() {}
 }
 
 extension URLSessionTransport {

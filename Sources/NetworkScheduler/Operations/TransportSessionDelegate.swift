@@ -20,9 +20,7 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     private struct Record {
         let policy: TransportPolicy
         let completion: Completion
-        /// The file its body is read from, given again as a new stream if the session asks.
-        let bodyFile: TransportRequest.BodyFile?
-        /// The body's length, which FoundationNetworking does not know for a stream.
+        /// The body's length, for a transport that does not tell it.
         let bodyLength: Int64?
         let progress: Progress?
         var body = Data()
@@ -37,8 +35,7 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
 
     func register(_ task: URLSessionTask, policy: TransportPolicy, body: TransportRequest, progress: Progress?,
                   completion: @escaping Completion) {
-        let record = Record(policy: policy, completion: completion, bodyFile: body.bodyFile, bodyLength: body.bodyLength,
-                            progress: progress)
+        let record = Record(policy: policy, completion: completion, bodyLength: body.bodyLength, progress: progress)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -56,16 +53,6 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         }) else { return }
         progress(TransferProgress(bytesSent: totalBytesSent,
                                   bytesExpectedToSend: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : length))
-    }
-
-    /// Asked when the body must go out again (a redirect that keeps it): a new stream of its file.
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
-    ) {
-        let file = tasks.withLock { $0[task.taskIdentifier]?.bodyFile }
-        completionHandler(file.flatMap { InputStream(url: $0.url) })
     }
 
     // MARK: - The body

@@ -26,13 +26,16 @@ extension RequestScheduler {
         for handle in handles { handle.progressed(progress) }
     }
 
-    /// The machine ended an attempt at its deadline: read that timeout as any attempt's result.
+    /// The machine ended an attempt at its deadline: read that timeout as any attempt's result,
+    /// unless the attempt stalled because its body file changed (a file cut short leaves the
+    /// transport waiting for bytes that never come).
     func judge(_ expiry: Machine.Expiry) {
-        let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
+        let error = expiry.request.bodyFileChange ?? .timedOut
+        let verdict = AttemptVerdict(of: .failure(error), attemptNumber: expiry.attemptNumber, request: expiry.request,
                                      submission: expiry.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let now = clock.uptimeNanoseconds
-        feed { $0.expiryJudged(expiry.id, verdict, now: now) }
+        feed { $0.expiryJudged(expiry.id, as: error, verdict, now: now) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

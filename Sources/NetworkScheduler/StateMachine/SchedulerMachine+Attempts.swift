@@ -36,16 +36,17 @@ extension SchedulerMachine {
         return actions
     }
 
-    /// The verdict on an attempt the machine ended at its deadline (an ``Expiry``): the call is
-    /// tried again, or its callers get `.timedOut`. Nothing happens if the call has gone
+    /// The verdict on an attempt the machine ended at its deadline (an ``Expiry``), read as
+    /// `error` (`.timedOut`, unless the layer beside the transport found why it stalled): the
+    /// call is tried again, or its callers get `error`. Nothing happens if the call has gone
     /// meanwhile (its callers left), or for any other attempt.
-    mutating func expiryJudged(_ attempt: AttemptID, _ verdict: AttemptVerdict, now: UInt64) -> Actions {
+    mutating func expiryJudged(_ attempt: AttemptID, as error: ServiceError, _ verdict: AttemptVerdict, now: UInt64) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
               case .expired(let started) = call.attempt else { return Actions() }
         call.attempt = .between
         var actions = Actions()
         hostsToFill.insert(call.host)
-        decide(attempt.call, after: .failure(.timedOut), verdict: verdict, startedAt: started, now: now, into: &actions)
+        decide(attempt.call, after: .failure(error), verdict: verdict, startedAt: started, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
     }

@@ -19,6 +19,14 @@ enum RequestBody: Sendable, Equatable {
         }
     }
 
+    /// Why an attempt of it failed, if it is that its file changed after the request was made
+    /// (cut short, it leaves a transport waiting for the bytes it promised, or failing in its
+    /// own words). Nil for a body in memory, or a file as it was.
+    var fileChange: ServiceError? {
+        guard case .file(let url, let identity) = self, (try? Self.identity(ofFileAt: url)) != identity else { return nil }
+        return .invalidRequest(reason: "the body file \(url.lastPathComponent) changed after the request was made")
+    }
+
     /// The bytes in memory, if the body is.
     var data: Data? {
         if case .data(let data) = self { return data }

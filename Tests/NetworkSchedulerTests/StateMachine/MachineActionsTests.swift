@@ -143,7 +143,7 @@ import Testing
         expected.unlocked.expiries = [Machine.Expiry(id: attempt, request: request, submission: submission, attemptNumber: 1)]
         #expect(fired == expected)
 
-        let judged = machine.expiryJudged(attempt, AttemptVerdict(kind: .timedOut, retry: nil), now: deadline)
+        let judged = machine.expiryJudged(attempt, as: .timedOut, AttemptVerdict(kind: .timedOut, retry: nil), now: deadline)
 
         var delivered = Actions()
         delivered.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(

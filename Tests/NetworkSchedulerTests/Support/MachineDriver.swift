@@ -232,7 +232,7 @@ struct MachineDriver {
         let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
                                      submission: expiry.submission, defaultPolicy: retryPolicy,
                                      failureStatuses: machine.healthPolicy.failureStatuses, date: date)
-        perform(machine.expiryJudged(expiry.id, verdict, now: now))
+        perform(machine.expiryJudged(expiry.id, as: .timedOut, verdict, now: now))
     }
 
     /// The uptime `seconds` from now.
