@@ -30,7 +30,8 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// The response was larger than the limit set for it (`limit` bytes), so reading stopped.
     case responseTooLarge(limit: Int)
     /// The request did not end within its deadline: its timeout, counted from when it was put
-    /// on the wire to its last byte, whatever the server or the transport did meanwhile.
+    /// on the wire to its last byte, whatever the server or the transport did meanwhile; for an
+    /// upload, counted again from each step of its progress (see <doc:Uploads>).
     case timedOut
     /// The caller cancelled the request, directly, through its group or its Swift task.
     case cancelled
