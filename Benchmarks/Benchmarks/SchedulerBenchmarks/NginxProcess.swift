@@ -38,6 +38,9 @@ final class NginxProcess: LoopbackServer, @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(friends.utf8).write(to: directory.appendingPathComponent("friends.json"))
+        // Writable by nginx's workers, which run as another user when it is started as root.
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("uploads"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o777])
         let port = try freePort()
         try configuration(port: port, directory: directory.path).write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
 
@@ -64,7 +67,8 @@ final class NginxProcess: LoopbackServer, @unchecked Sendable {
     }
 
     /// One worker, one keep-alive connection per client connection for as long
-    /// as the run lasts, and the counts of `stub_status` for the connections.
+    /// as the run lasts, and the counts of `stub_status` for the connections. `PUT /uploads/…`
+    /// stores a body of any size (WebDAV), and answers only once it has read it all.
     private static func configuration(port: Int, directory: String) -> String {
         """
         daemon off;
@@ -86,6 +90,7 @@ final class NginxProcess: LoopbackServer, @unchecked Sendable {
                 location = /users/1/friends { default_type application/json; alias \(directory)/friends.json; }
                 location = /posts { default_type application/json; return 201 '\(post)'; }
                 location = /_stats/connections { stub_status; }
+                location /uploads/ { client_max_body_size 0; dav_methods PUT; root \(directory); }
             }
         }
         """

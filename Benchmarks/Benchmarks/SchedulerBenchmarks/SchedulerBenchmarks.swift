@@ -23,6 +23,7 @@ let benchmarks: @Sendable () -> Void = {
     registerGroupReranking()
     registerRateLimiting()
     registerOperationDependencies()
+    registerUploads()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -248,5 +249,48 @@ func registerOperationDependencies() {
         benchmark.measurement(pairsRatio, ratio(.pairsOperationAfterRequest, .pairsOfRequests, \.releaseNanoseconds))
         let floor = results[.pairsOperationAfterOperation]!.releaseNanoseconds
         benchmark.measurement(pairsAdded, Int(results[.pairsOperationAfterRequest]!.releaseNanoseconds - floor))
+    }
+}
+
+func registerUploads() {
+    typealias Client = Uploads.Client
+    let fileBytes = 1 << 30
+    let lowBytes = 200 * 1_000_000
+    let throughput = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): MB/s", prefersLarger: true)) })
+    let growth = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): peak resident growth (MiB)")) })
+    let overURLSession = metric("scheduler ÷ raw URLSession, throughput (%)", prefersLarger: true)
+    let overAHC = metric("scheduler ÷ raw AsyncHTTPClient, throughput (%)", prefersLarger: true)
+    let scheduled: [Client] = [.scheduledURLSession, .scheduledAsyncHTTPClient]
+    let waitP99 = Dictionary(uniqueKeysWithValues: scheduled.map { ($0, metric("\($0.rawValue): JSON queue wait p99 beside a 200 MB .low upload (µs)")) })
+    let wireP50 = Dictionary(uniqueKeysWithValues: scheduled.map { ($0, metric("\($0.rawValue): JSON wire time p50 (µs)")) })
+    let waitOverWire = Dictionary(uniqueKeysWithValues: scheduled.map { ($0, metric("\($0.rawValue): queue wait p99 ÷ wire time p50 (%)")) })
+    let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { growth[$0]! } + [overURLSession, overAHC]
+        + scheduled.map { waitP99[$0]! } + scheduled.map { wireP50[$0]! } + scheduled.map { waitOverWire[$0]! }
+    Benchmark("10. Uploads against nginx: 1 GiB from a file; JSON calls beside a 200 MB upload",
+              configuration: configuration(metrics, iterations: 3)) { benchmark in
+        do {
+            let uploads = try Uploads.start()
+            defer { uploads.stop() }
+            let big = try uploads.file(bytes: fileBytes, named: "one-gibibyte.bin")
+            let low = try uploads.file(bytes: lowBytes, named: "two-hundred-megabytes.bin")
+            var order = Client.allCases
+            if benchmark.currentIteration % 2 == 1 { order.reverse() }
+            var sent: [Client: Uploads.Sent] = [:]
+            for client in order { sent[client] = try await uploads.send(big, bytes: fileBytes, with: client) }
+            for client in Client.allCases {
+                benchmark.measurement(throughput[client]!, Int(sent[client]!.bytesPerSecond / 1e6))
+                benchmark.measurement(growth[client]!, sent[client]!.peakGrowthBytes >> 20)
+            }
+            benchmark.measurement(overURLSession, percent(sent[.scheduledURLSession]!.bytesPerSecond / sent[.rawURLSession]!.bytesPerSecond))
+            benchmark.measurement(overAHC, percent(sent[.scheduledAsyncHTTPClient]!.bytesPerSecond / sent[.rawAsyncHTTPClient]!.bytesPerSecond))
+            for client in scheduled {
+                let latency = try await uploads.latencyBeside(low, over: client)
+                benchmark.measurement(waitP99[client]!, Int(latency.queueWaitP99 * 1e6))
+                benchmark.measurement(wireP50[client]!, Int(latency.wireTimeP50 * 1e6))
+                benchmark.measurement(waitOverWire[client]!, percent(latency.queueWaitP99 / latency.wireTimeP50))
+            }
+        } catch {
+            benchmark.error("\(error)")
+        }
     }
 }
