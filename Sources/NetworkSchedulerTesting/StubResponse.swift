@@ -17,6 +17,9 @@ public enum StubResponse: Sendable {
     case respond(status: Int = 200, body: Data = Data(), headers: [String: String] = [:])
     /// Fails with a transport error, as a dropped or refused connection does.
     case fail(URLError)
+    /// Answers this head and the start of a body, then the connection breaks with `error`: a
+    /// download cut short. What the body was written to so far stays written.
+    case breaks(status: Int = 200, body: Data, headers: [String: String] = [:], error: URLError = URLError(.networkConnectionLost))
     /// Holds the request until the test releases it (``StubTransport/release(path:with:)``):
     /// a gate. Cancelling the task ends it with `URLError.cancelled`.
     case hold

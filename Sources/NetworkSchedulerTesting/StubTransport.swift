@@ -134,7 +134,7 @@ public final class StubTransport: HTTPTransport {
         let response = response(to: request)
         priorities.append((request.url?.path ?? "", policy.priority))
         let task = StubTask(request: request, transport: self, answersCancellation: !response.isNever, progress: progress,
-                            completion: completion)
+                            sink: transportRequest.responseSink, completion: completion)
         state.withLock { state in
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
@@ -198,7 +198,14 @@ public final class StubTransport: HTTPTransport {
         case .never:
             break
         case let .respond(status, body, headers):
-            finish(.success(Self.response(to: task.request, status: status, body: body, headers: headers)))
+            let response = Self.response(to: task.request, status: status, body: body, headers: headers)
+            finish(task.sinking(response) ?? .success(response))
+        case let .breaks(status, body, headers, error):
+            let response = Self.response(to: task.request, status: status, body: body, headers: headers)
+            switch task.sinking(response) {
+            case .failure(let sinkError)?: finish(.failure(sinkError))
+            case .success?, nil: finish(.failure(error))
+            }
         case .fail(let error):
             finish(.failure(error))
         case let .progress(steps, then):
@@ -241,16 +248,35 @@ final class StubTask: TransportTask {
     private let transport: StubTransport
     private let answersCancellation: Bool
     private let progress: (@Sendable (TransferProgress) -> Void)?
+    private let sink: (any ResponseBodySink)?
     private let completion: Locked<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
 
     init(request: URLRequest, transport: StubTransport, answersCancellation: Bool,
-         progress: (@Sendable (TransferProgress) -> Void)?,
+         progress: (@Sendable (TransferProgress) -> Void)?, sink: (any ResponseBodySink)?,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.request = request
         self.transport = transport
         self.answersCancellation = answersCancellation
         self.progress = progress
+        self.sink = sink
         self.completion = Locked(completion)
+    }
+
+    /// Hands `response`'s head and body to the request's sink, as a transport does, in two
+    /// chunks: the response without its body if the sink took it, the sink's error if it threw,
+    /// or nil if there is no sink or it declined the body.
+    func sinking(_ response: TransportResponse) -> Result<TransportResponse, any Error>? {
+        guard let sink, completion.withLock({ $0 != nil }) else { return nil }
+        do {
+            guard try sink.accept(response.head) else { return nil }
+            let half = response.data.count / 2
+            for chunk in [response.data.prefix(half), response.data.dropFirst(half)] where !chunk.isEmpty {
+                try sink.write(Data(chunk))
+            }
+            return .success(TransportResponse(data: Data(), head: response.head))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Tells the scheduler of `step`, unless the task has ended.

@@ -116,10 +116,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         // The whole exchange, redirects included, as the scheduler's own attempt deadline; but
-        // an upload from a file has a deadline on stalling, which the scheduler keeps and
-        // moves as the body goes out (it cancels the task when it passes).
+        // a transfer (an upload from a file, a download to one) has a deadline on stalling,
+        // which the scheduler keeps and moves as the body goes (it cancels the task then).
         let timeout = request.urlRequest.timeoutInterval > 0 ? request.urlRequest.timeoutInterval : 3_600
-        let deadline: NIODeadline? = request.bodyFile == nil ? .now() + .nanoseconds(Int64(timeout * 1_000_000_000)) : nil
+        let isTransfer = request.bodyFile != nil || request.responseSink != nil
+        let deadline: NIODeadline? = isTransfer ? nil : .now() + .nanoseconds(Int64(timeout * 1_000_000_000))
         let exchange = Exchange(client: client, policy: policy, deadline: deadline, progress: progress, completion: completion)
         exchange.send(request, redirectsLeft: Self.maximumRedirects)
         return exchange

@@ -53,7 +53,11 @@ extension AsyncHTTPClientTransport {
             }
             let accumulator = ResponseAccumulator(request: clientRequest, maxBodySize: policy.maximumResponseSize)
             let task: HTTPClient.Task<HTTPClient.Response>
-            if let progress {
+            if let sink = transportRequest.responseSink {
+                let sinking = SinkingDelegate(sink: sink, url: url, limit: policy.maximumResponseSize,
+                                              expectedToSend: transportRequest.bodyLength, progress: progress)
+                task = client.execute(request: clientRequest, delegate: sinking, deadline: deadline)
+            } else if let progress {
                 let reporting = ProgressReportingAccumulator(accumulator, expected: transportRequest.bodyLength, progress: progress)
                 task = client.execute(request: clientRequest, delegate: reporting, deadline: deadline)
             } else {
@@ -74,8 +78,9 @@ extension AsyncHTTPClientTransport {
                         guard redirectsLeft > 0 else { throw URLError(.httpTooManyRedirects) }
                         // A body file goes again with a redirect that keeps the method (307, 308).
                         let keepsBody = next.httpMethod == request.httpMethod
-                        return send(TransportRequest(next, bodyFile: keepsBody ? transportRequest.bodyFile : nil),
-                                    redirectsLeft: redirectsLeft - 1)
+                        var redirected = TransportRequest(next, bodyFile: keepsBody ? transportRequest.bodyFile : nil)
+                        redirected.responseSink = transportRequest.responseSink
+                        return send(redirected, redirectsLeft: redirectsLeft - 1)
                     }
                     completion(.success(Self.transportResponse(response, from: url)))
                 } catch {

@@ -59,3 +59,11 @@ extension Resource where Model == FormReceipt {
         Resource(.post, path: "me/avatar", body: .multipart(form))
     }
 }
+
+extension Resource where Model == URL {
+    /// `GET /exports/{name}?bytes=N`: a large file, saved to `destination`, resumed if cut short.
+    public static func export(_ name: String, bytes: Int, to destination: URL) -> Self {
+        .download("exports/\(name)", query: [URLQueryItem(name: "bytes", value: String(bytes))], to: destination,
+                  maximumSize: bytes)
+    }
+}

@@ -9,6 +9,8 @@ public final class ArrivalLog: Sendable {
         public let route: Route
         /// The path and query, such as `/feed?page=2`.
         public let target: String
+        /// The `Range` it asked for, if any: a download resuming.
+        public var range: String?
     }
 
     private struct Waiter {
@@ -69,9 +71,9 @@ public final class ArrivalLog: Sendable {
         }
     }
 
-    func record(_ route: Route, target: String, clientPort: Int?) {
+    func record(_ route: Route, target: String, clientPort: Int?, range: String? = nil) {
         let reached: [CheckedContinuation<Bool, Never>] = state.withLockedValue { state in
-            state.arrivals.append(Arrival(route: route, target: target))
+            state.arrivals.append(Arrival(route: route, target: target, range: range))
             state.counts[route, default: 0] += 1
             if let clientPort { state.clientPorts.insert(clientPort) }
             let count = state.counts[route, default: 0]

@@ -30,6 +30,12 @@ public struct Fault: Codable, Sendable, Equatable {
     public var setCookie: String?
     /// Reads an upload's body slowly: pauses this many milliseconds after each 64 KiB.
     public var readPauseMilliseconds: Int?
+    /// Sends this many bytes of an export's body, then closes the connection.
+    public var cutAfterBytes: Int?
+    /// Answers an export's `Range` with the whole body (200), as a server without ranges does.
+    public var ignoresRange: Bool
+    /// Answers an export's `Range` with a range that starts 100 bytes before the one asked for.
+    public var wrongRange: Bool
 
     public init(
         latencyMilliseconds: Int? = nil,
@@ -45,7 +51,10 @@ public struct Fault: Codable, Sendable, Equatable {
         basicChallenge: Bool = false,
         gzipBombBytes: Int? = nil,
         setCookie: String? = nil,
-        readPauseMilliseconds: Int? = nil
+        readPauseMilliseconds: Int? = nil,
+        cutAfterBytes: Int? = nil,
+        ignoresRange: Bool = false,
+        wrongRange: Bool = false
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.status = status
@@ -61,7 +70,13 @@ public struct Fault: Codable, Sendable, Equatable {
         self.gzipBombBytes = gzipBombBytes
         self.setCookie = setCookie
         self.readPauseMilliseconds = readPauseMilliseconds
+        self.cutAfterBytes = cutAfterBytes
+        self.ignoresRange = ignoresRange
+        self.wrongRange = wrongRange
     }
+
+    /// The fault the request being answered took, if any.
+    @TaskLocal static var taken: Fault?
 
     /// A route that only answers slowly.
     public static func latency(milliseconds: Int) -> Fault { Fault(latencyMilliseconds: milliseconds) }
@@ -69,6 +84,15 @@ public struct Fault: Codable, Sendable, Equatable {
 
 /// The faults in force, per route; tests change them while the server runs.
 public final class FaultBoard: Sendable {
+    private let exportVersion = NIOLockedValueBox(1)
+
+    /// The version of every export: a new one changes their bytes and their `ETag`, as a file
+    /// rewritten on the server between two attempts of a download.
+    public var exportsVersion: Int {
+        get { exportVersion.withLockedValue { $0 } }
+        set { exportVersion.withLockedValue { $0 = newValue } }
+    }
+
     private let faults = NIOLockedValueBox<[Route: (fault: Fault, applied: Int)]>([:])
     private let held = NIOLockedValueBox<[Route: [CheckedContinuation<Void, Never>]]>([:])
 

@@ -38,6 +38,7 @@ enum Reply {
                                     try await writer.write(ByteBuffer(bytes: [byte]))
                                     try await Task.sleep(for: .milliseconds(interval))
                                 }
+                                try await writer.finish(nil)
                             })
         }
         if let inflated = fault.gzipBombBytes {

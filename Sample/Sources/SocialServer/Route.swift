@@ -14,4 +14,6 @@ public enum Route: String, CaseIterable, Codable, Sendable {
     case upload = "POST /uploads"
     /// Reads a `multipart/form-data` form and answers with its fields and files.
     case avatar = "POST /me/avatar"
+    /// A large body (`?bytes=N`), with an `ETag`, `Range` and `If-Range`.
+    case export = "GET /exports/{name}"
 }

@@ -118,6 +118,7 @@ struct SocialRoutes: Sendable {
             }
         }
         addUploadRoutes(to: router)
+        addExportRoutes(to: router)
         router.get("/_stats/connections") { _, _ in
             Reply.json(["connections": arrivals.connections])
         }
@@ -137,7 +138,8 @@ struct SocialRoutes: Sendable {
         authenticated: Bool = true,
         respond: (_ userID: Int) async throws -> Response
     ) async -> Response {
-        arrivals.record(route, target: request.uri.description, clientPort: context.channel.remoteAddress?.port)
+        arrivals.record(route, target: request.uri.description, clientPort: context.channel.remoteAddress?.port,
+                        range: request.headers[.range])
         await faults.passGate(route)
         let fault = faults.take(for: route)
         if let latency = fault?.latencyMilliseconds {
@@ -147,7 +149,10 @@ struct SocialRoutes: Sendable {
             try? await context.channel.close()
             return Response(status: .internalServerError)
         }
-        var response = await answer(route, request, fault: fault, authenticated: authenticated, respond: respond)
+        // Read by routes whose fault shapes their body (an export cut short).
+        var response = await Fault.$taken.withValue(fault) {
+            await answer(route, request, fault: fault, authenticated: authenticated, respond: respond)
+        }
         if let seconds = fault?.retryAfterSeconds {
             response.headers[.retryAfter] = "\(seconds)"
         }

@@ -93,7 +93,8 @@ public struct APIClient: Sendable {
             tags: resource.tags,
             lane: resource.lane,
             deadline: resource.deadline,
-            adapter: requestAdapter
+            adapter: requestAdapter,
+            downloadDestination: resource.downloadDestination
         )
         return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)

@@ -73,11 +73,13 @@ final class Submission: Sendable, Equatable {
         let lane: Lane?
         let deadline: TimeInterval?
         let adapter: RequestAdapter?
+        let downloadDestination: URL?
 
-        init(lane: Lane?, deadline: TimeInterval?, adapter: RequestAdapter?) {
+        init(lane: Lane?, deadline: TimeInterval?, adapter: RequestAdapter?, downloadDestination: URL?) {
             self.lane = lane
             self.deadline = deadline
             self.adapter = adapter
+            self.downloadDestination = downloadDestination
         }
     }
 
@@ -87,6 +89,8 @@ final class Submission: Sendable, Equatable {
     var deadline: TimeInterval? { steering?.deadline }
     /// What changes its request as each attempt starts, if anything.
     var adapter: RequestAdapter? { steering?.adapter }
+    /// Where its body is saved, if it is a download.
+    var downloadDestination: URL? { steering?.downloadDestination }
 
     init(
         _ source: Source,
@@ -100,7 +104,8 @@ final class Submission: Sendable, Equatable {
         tags: Set<String> = [],
         lane: Lane? = nil,
         deadline: TimeInterval? = nil,
-        adapter: RequestAdapter? = nil
+        adapter: RequestAdapter? = nil,
+        downloadDestination: URL? = nil
     ) {
         self.source = source
         self.deduplication = deduplication
@@ -111,8 +116,8 @@ final class Submission: Sendable, Equatable {
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
         self.tags = tags
-        steering = lane == nil && deadline == nil && adapter == nil
-            ? nil : Steering(lane: lane, deadline: deadline, adapter: adapter)
+        steering = lane == nil && deadline == nil && adapter == nil && downloadDestination == nil
+            ? nil : Steering(lane: lane, deadline: deadline, adapter: adapter, downloadDestination: downloadDestination)
     }
 
     /// The method and URL it is sent with, without building the whole request.

@@ -125,16 +125,18 @@ struct PreparedRequest: Sendable, Equatable {
     }
 
     /// The key that makes identical requests one call, or nil when it must not be shared.
-    /// Every header counts but the `ignored` ones.
-    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames) -> CallKey? {
+    /// Every header counts but the `ignored` ones; a download's `destination` counts too, so
+    /// that one call writes one file.
+    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, destination: URL? = nil) -> CallKey? {
         switch (deduplication, form) {
         case (.disabled, _):
             return nil
         case (.key(let key), _):
             return CallKey(custom: key)
         case (.automatic, .parts(let parts)):
-            return CallKey(method: parts.method, url: parts.url, body: parts.body?.identity, headers: parts.headers,
-                           ignoring: ignored)
+            var body = parts.body?.identity
+            if let destination { body = (body ?? Data()) + Data("\u{0}download to \(destination.standardizedFileURL.path)".utf8) }
+            return CallKey(method: parts.method, url: parts.url, body: body, headers: parts.headers, ignoring: ignored)
         case (.automatic, .built(let request)):
             // A streamed body cannot be compared, so such a request is never shared.
             guard let url = request.url, request.httpBodyStream == nil else { return nil }

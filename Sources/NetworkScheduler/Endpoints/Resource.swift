@@ -63,6 +63,8 @@ public struct Resource<Model: Sendable>: Sendable {
     /// it the caller ends with ``ServiceError/deadlineExceeded``, at that moment; nil waits as
     /// long as it takes. See ``within(_:)``.
     public var deadline: TimeInterval?
+    /// Where a download's body is saved (``download(_:query:headers:to:maximumSize:timeout:)``).
+    var downloadDestination: URL?
 
     /// A resource with an explicit way to read its response.
     ///
@@ -332,5 +334,42 @@ extension Resource where Model == String {
         self.init(method, path: path, query: query, headers: headers, body: body,
                   acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
                   deduplication: deduplication, decoding: .text)
+    }
+}
+
+extension Resource where Model == URL {
+    /// A download: its body is written to a file as it arrives, never held in memory, and moved
+    /// to `destination` (replacing what was there) once whole; the model is `destination`.
+    ///
+    /// An attempt that fails after the server named the body's version (a strong `ETag`, or
+    /// `Last-Modified`) leaves `<destination>.partial`, which the next attempt, or a later
+    /// download to the same destination, resumes with `Range` and `If-Range`. See <doc:Downloads>.
+    ///
+    /// ```swift
+    /// let export = Resource.download("exports/2026.zip", to: documents.appendingPathComponent("2026.zip"),
+    ///                                 maximumSize: 2 << 30)
+    /// let file = try await api.value(for: export, priority: .low, progress: { bar.value = $0.fractionReceived ?? 0 })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the path below the client's base URL, or an absolute URL on another server.
+    ///   - query: query items appended to the URL.
+    ///   - headers: headers of this endpoint; they override the client's.
+    ///   - destination: the file to write; its folder must exist.
+    ///   - maximumSize: the most bytes to download; nil uses the scheduler's response size limit.
+    ///   - timeout: the most seconds an attempt may go without receiving a byte; nil uses the client's.
+    public static func download(
+        _ path: String,
+        query: [URLQueryItem] = [],
+        headers: [String: String] = [:],
+        to destination: URL,
+        maximumSize: Int? = nil,
+        timeout: TimeInterval? = nil
+    ) -> Self {
+        var resource = Resource(.get, path: path, query: query, headers: headers, timeout: timeout,
+                                decoding: ResponseDecoding(decode: { _, _ in destination }, identity: nil))
+        resource.downloadDestination = destination
+        resource.maximumResponseSize = maximumSize
+        return resource
     }
 }

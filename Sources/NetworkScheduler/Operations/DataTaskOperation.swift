@@ -76,6 +76,9 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// The body this attempt sends from disk, once staged; its temporary file is removed when
     /// the attempt ends.
     private var stagedBody: RequestBody.Staged?
+    /// Where a download's body goes, if it is one: its file for this attempt.
+    private let downloadDestination: URL?
+    private var download: FileDownload?
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
     /// The priority its task is to have: the policy's, until its callers change theirs.
@@ -90,7 +93,9 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - adapter: what changes the request as the attempt starts, if anything.
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     `URLRequest` it sends and the seconds the operation waited since it was made.
-    ///   - onProgress: told how much of the body has gone out, in steps, before `onCompletion`.
+    ///   - downloadDestination: where the body is saved, if it is a download.
+    ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
+    ///     `onCompletion`.
     ///   - onCompletion: called with the outcome, before the operation finishes (again if its
     ///     transport calls back again).
     init(
@@ -99,9 +104,11 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         policy: TransportPolicy = TransportPolicy(),
         adapter: RequestAdapter? = nil,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
+        downloadDestination: URL? = nil,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onCompletion: @escaping Completion
     ) {
+        self.downloadDestination = downloadDestination
         prepared = request
         self.transport = transport
         self.policy = policy
@@ -118,10 +125,18 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             complete(.failure(.cancelled))
             return
         }
-        let request = prepared.urlRequest
+        var request = prepared.urlRequest
         do throws(ServiceError) {
             let staged = try prepared.stagedBody()
             withStateLock { stagedBody = staged }
+            if let downloadDestination {
+                // Weakly: the operation keeps its download until it completes.
+                let download = try FileDownload(destination: downloadDestination, limit: policy.maximumResponseSize) { [weak self] in
+                    self?.progressed($0)
+                }
+                for (name, value) in download.resumeHeaders() { request.setValue(value, forHTTPHeaderField: name) }
+                withStateLock { self.download = download }
+            }
         } catch {
             complete(.failure(error))
             return
@@ -155,10 +170,12 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Starts the transport's task for `request`, with the body staged for it, if any.
     private func send(_ request: URLRequest) {
         var transportRequest = TransportRequest(request)
-        if let file = withStateLock({ stagedBody?.file }) {
+        let (file, download) = withStateLock { (stagedBody?.file, self.download) }
+        if let file {
             transportRequest.urlRequest.httpBody = nil
             transportRequest.bodyFile = file
         }
+        transportRequest.responseSink = download
         let progress: (@Sendable (TransferProgress) -> Void)? = onProgress == nil ? nil : { @Sendable [self] in progressed($0) }
         // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: transportRequest, policy: policy, progress: progress) { [self] result in
@@ -225,30 +242,63 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     /// The transport's result as the caller sees it, with the size limit enforced even by a
-    /// transport that does not.
+    /// transport that does not, and a download's file in its place, or kept for a resume.
     private func checked(_ result: Result<TransportResponse, any Error>) -> Result<TransportResponse, ServiceError> {
+        let download = withStateLock { self.download }
+        if case .success(let payload) = result, let download {
+            do throws(ServiceError) {
+                return .success(try saved(payload, by: download))
+            } catch {
+                download.abandon()
+                return .failure(error)
+            }
+        }
         switch result {
         case .success(let payload) where payload.data.count > policy.maximumResponseSize:
-            .failure(.responseTooLarge(limit: policy.maximumResponseSize))
+            return .failure(.responseTooLarge(limit: policy.maximumResponseSize))
         case .success(let payload):
-            .success(payload)
+            return .success(payload)
         case .failure(let error):
-            .failure(prepared.bodyFileChange ?? ServiceError(error))
+            download?.abandon()
+            return .failure(prepared.bodyFileChange ?? ServiceError(error))
         }
+    }
+
+    /// A download's answer: its body saved to its destination if it is a success; an error's
+    /// body (in memory) as it is. The body comes in the response's data from a transport that
+    /// does not take a ``ResponseBodySink``.
+    private func saved(_ payload: TransportResponse, by download: FileDownload) throws(ServiceError) -> TransportResponse {
+        guard (200..<300).contains(payload.statusCode) else {
+            download.abandon()
+            guard payload.data.count <= policy.maximumResponseSize else { throw .responseTooLarge(limit: policy.maximumResponseSize) }
+            return payload
+        }
+        do {
+            if !download.isAccepted, try download.accept(payload.head) { try download.write(payload.data) }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError(error)
+        }
+        try download.finish()
+        return TransportResponse(data: Data(), head: payload.head)
     }
 
     /// Reports `result` and finishes. A second report (a transport that calls back twice) is
     /// passed on too: the machine takes each attempt's first, and a second `finish()` is
     /// harmless.
     private func complete(_ result: Result<TransportResponse, ServiceError>) {
-        let (started, staged) = withStateLock { () -> (UInt64?, URL?) in
+        let (started, staged, download) = withStateLock { () -> (UInt64?, URL?, FileDownload?) in
             defer {
                 task = .completed
                 stagedBody = nil
+                self.download = nil
             }
-            return (task.started, stagedBody?.temporaryFile)
+            return (task.started, stagedBody?.temporaryFile, self.download)
         }
         if let staged { try? FileManager.default.removeItem(at: staged) }
+        // Settled already, unless the attempt ended before its answer (cancelled, unsent).
+        download?.abandon()
         onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
         finish()
     }
@@ -258,20 +308,21 @@ func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
     end > start ? TimeInterval(end - start) / 1_000_000_000 : 0
 }
 
-/// Which of a body's progress reports to pass on: one for each hundredth of the body (and at
+/// Which of a transfer's progress reports to pass on: one for each hundredth of it (and at
 /// least 64 KiB), and the last, so that a caller is told about a hundred times whatever the
-/// size, and the scheduler's lock is not taken for every few kilobytes sent.
+/// size, and the scheduler's lock is not taken for every few kilobytes.
 struct ProgressSteps {
-    /// The bytes sent at the last report passed on, or nil before the first.
+    /// The bytes gone (out and in) at the last report passed on, or nil before the first.
     private var lastPassed: Int64?
 
     /// Whether `progress` is a step from the last one passed on; if so, it becomes the last.
     mutating func isStep(_ progress: TransferProgress) -> Bool {
-        let step = max(64 * 1_024, (progress.bytesExpectedToSend ?? 0) / 100)
+        let done = progress.bytesSent + progress.bytesReceived
+        let whole = (progress.bytesExpectedToSend ?? 0) + (progress.bytesExpectedToReceive ?? 0)
+        let step = max(64 * 1_024, whole / 100)
         let last = lastPassed ?? -1
-        guard progress.bytesSent > last,
-              progress.isSent || progress.bytesSent - max(last, 0) >= step else { return false }
-        lastPassed = progress.bytesSent
+        guard done > last, progress.isComplete || done - max(last, 0) >= step else { return false }
+        lastPassed = done
         return true
     }
 }

@@ -28,6 +28,10 @@ public struct TransportRequest: Sendable {
     public var urlRequest: URLRequest
     /// The body read from a file as it is sent, if it is one; `urlRequest` then has none.
     public var bodyFile: BodyFile?
+    /// Where the response's body goes as it arrives, if not into memory: a download's file.
+    /// A transport hands it the head first, then each chunk, in order, before its completion,
+    /// whose ``TransportResponse/data`` is then empty (or the body the sink declined).
+    public var responseSink: (any ResponseBodySink)?
 
     /// A request whose body, if any, is in `urlRequest`, or in `bodyFile`.
     ///
@@ -44,4 +48,21 @@ public struct TransportRequest: Sendable {
         if let bodyFile { return bodyFile.length }
         return urlRequest.httpBody.map { Int64($0.count) }
     }
+}
+
+/// Takes a response's body as it arrives, instead of the transport collecting it in memory:
+/// a download writes it to its file. Called by one transport task at a time, in order.
+public protocol ResponseBodySink: AnyObject, Sendable {
+    /// The response's head has arrived: returns whether its body comes here (false leaves it to
+    /// the transport, in memory under the size limit: an error's body). Throwing stops the task,
+    /// which then fails with the error thrown.
+    ///
+    /// - Parameter head: the status and headers.
+    func accept(_ head: ResponseHead) throws -> Bool
+
+    /// The next bytes of an accepted body. Throwing stops the task, which then fails with the
+    /// error thrown.
+    ///
+    /// - Parameter chunk: the bytes, after any content coding was removed.
+    func write(_ chunk: Data) throws
 }

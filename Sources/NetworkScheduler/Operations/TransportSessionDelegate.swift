@@ -23,6 +23,12 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         /// The body's length, for a transport that does not tell it.
         let bodyLength: Int64?
         let progress: Progress?
+        /// Where an accepted body goes instead of `body`.
+        let sink: (any ResponseBodySink)?
+        /// Whether the sink took the body.
+        var isSunk = false
+        /// Why the sink stopped the task, if it did.
+        var sinkError: (any Error)?
         var body = Data()
         /// Set once the body passed the limit: the task is cancelled, and reports that.
         var isTooLarge = false
@@ -35,7 +41,8 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
 
     func register(_ task: URLSessionTask, policy: TransportPolicy, body: TransportRequest, progress: Progress?,
                   completion: @escaping Completion) {
-        let record = Record(policy: policy, completion: completion, bodyLength: body.bodyLength, progress: progress)
+        let record = Record(policy: policy, completion: completion, bodyLength: body.bodyLength, progress: progress,
+                            sink: body.responseSink)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -63,19 +70,42 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        let tooLarge = tasks.withLock { tasks -> Bool in
-            guard var record = tasks[dataTask.taskIdentifier],
-                  response.expectedContentLength > Int64(record.policy.maximumResponseSize) else { return false }
-            record.isTooLarge = true
-            tasks[dataTask.taskIdentifier] = record
-            return true
+        let sink = tasks.withLock { $0[dataTask.taskIdentifier]?.sink }
+        var isSunk = false
+        var sinkError: (any Error)?
+        if let sink, let response = response as? HTTPURLResponse {
+            do {
+                isSunk = try sink.accept(ResponseHead(response))
+            } catch {
+                sinkError = error
+            }
         }
-        completionHandler(tooLarge ? .cancel : .allow)
+        let stops = tasks.withLock { tasks -> Bool in
+            guard var record = tasks[dataTask.taskIdentifier] else { return false }
+            record.isSunk = isSunk
+            record.sinkError = sinkError
+            // A sink keeps its own limit.
+            if !isSunk, response.expectedContentLength > Int64(record.policy.maximumResponseSize) { record.isTooLarge = true }
+            tasks[dataTask.taskIdentifier] = record
+            return record.isTooLarge || sinkError != nil
+        }
+        completionHandler(stops ? .cancel : .allow)
         // FoundationNetworking does not wait for the disposition: cancel the task itself.
-        if tooLarge { dataTask.cancel() }
+        if stops { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let sink = tasks.withLock { tasks in tasks[dataTask.taskIdentifier].flatMap { $0.isSunk && $0.sinkError == nil ? $0.sink : nil } }
+        if let sink {
+            // On the session's serial delegate queue: the chunks reach the sink in order.
+            do {
+                try sink.write(data)
+            } catch {
+                tasks.withLock { $0[dataTask.taskIdentifier]?.sinkError = error }
+                dataTask.cancel()
+            }
+            return
+        }
         let tooLarge = tasks.withLock { tasks -> Bool in
             guard var record = tasks[dataTask.taskIdentifier], !record.isTooLarge else { return false }
             // Emptied in place first, so that appending does not copy the body.
@@ -95,7 +125,9 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let response = task.response as? HTTPURLResponse
-        if record.isTooLarge {
+        if let sinkError = record.sinkError {
+            record.completion(.failure(sinkError))
+        } else if record.isTooLarge {
             record.completion(.failure(ServiceError.responseTooLarge(limit: record.policy.maximumResponseSize)))
         } else if let error, !(record.declinedChallenge && response != nil) {
             record.completion(.failure(error))

@@ -286,7 +286,8 @@ public final class RequestScheduler: Sendable {
             return
         }
         // Made before taking the lock, which every request and every completion takes.
-        let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication)
+        let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication,
+                              destination: handle.submission.downloadDestination)
         // A new call's key, shared by its joiners and every attempt; not part of the call's key.
         if handle.submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
             request.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
@@ -465,7 +466,7 @@ public final class RequestScheduler: Sendable {
         }
         // Only for a request with a body: the others would make a closure for nothing.
         var onProgress: (@Sendable (TransferProgress) -> Void)?
-        if start.request.hasBody {
+        if start.request.hasBody || start.submission.downloadDestination != nil {
             onProgress = { [self] progress in attemptProgressed(start, progress) }
         }
         var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
@@ -476,6 +477,7 @@ public final class RequestScheduler: Sendable {
             policy: policy,
             adapter: start.submission.adapter,
             onStart: onStart,
+            downloadDestination: start.submission.downloadDestination,
             onProgress: onProgress,
             onCompletion: { [self] outcome, _ in
                 attemptEnded(start, with: outcome)

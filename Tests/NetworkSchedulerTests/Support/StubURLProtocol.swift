@@ -46,7 +46,7 @@ final class StubURLProtocol: URLProtocol {
             client?.urlProtocolDidFinishLoading(self)
         case .fail(let error):
             client?.urlProtocol(self, didFailWithError: error)
-        case .hold, .never, .delayed, .progress:
+        case .hold, .never, .delayed, .progress, .breaks:
             break // answered by cancellation: URLSession calls stopLoading
         }
     }

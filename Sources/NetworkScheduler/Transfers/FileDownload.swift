@@ -1,0 +1,200 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One attempt of a download: its body written to `<destination>.partial` as it arrives, then
+/// moved to its destination once whole.
+///
+/// An attempt resumes what an earlier one left (`Range`, with `If-Range` naming the version it
+/// has) only when the server gave that version a validator: a strong `ETag`, or a
+/// `Last-Modified` date. A server that answers the whole body (it ignores ranges, or the file
+/// changed) starts the file over; one that answers another range than asked fails the attempt
+/// and the partial file is removed. Never are two versions spliced.
+final class FileDownload: ResponseBodySink, @unchecked Sendable {
+    // Safety: the mutable state is in `state`, behind its lock.
+
+    let destination: URL
+    private let limit: Int
+    private let progress: @Sendable (TransferProgress) -> Void
+    private let state = Locked(State())
+
+    private struct State {
+        /// The bytes the partial file had when this attempt asked for the rest.
+        var offset: Int64 = 0
+        var handle: FileHandle?
+        /// The bytes in the partial file now.
+        var length: Int64 = 0
+        var expected: Int64?
+        var isAccepted = false
+        var isSettled = false
+    }
+
+    /// Destinations a download is writing to, so that two calls never write one file.
+    private static let inUse = Locked(Set<String>())
+
+    var partial: URL { destination.appendingPathExtension("partial") }
+    /// The version of the body in `partial`: its validator, in a file beside it.
+    private var version: URL { destination.appendingPathExtension("partial-version") }
+
+    /// A download to `destination`, whose folder must exist; `limit` bytes at most.
+    init(destination: URL, limit: Int, progress: @escaping @Sendable (TransferProgress) -> Void) throws(ServiceError) {
+        guard destination.isFileURL else { throw .invalidRequest(reason: "the destination \(destination.absoluteString) is not a file URL") }
+        var isDirectory: ObjCBool = false
+        let folder = destination.deletingLastPathComponent()
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .invalidRequest(reason: "the destination's folder \(folder.lastPathComponent) does not exist")
+        }
+        if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .invalidRequest(reason: "the destination \(destination.lastPathComponent) is a folder")
+        }
+        let claimed = Self.inUse.withLock { $0.insert(destination.standardizedFileURL.path).inserted }
+        guard claimed else { throw .invalidRequest(reason: "another download is writing to \(destination.lastPathComponent)") }
+        self.destination = destination
+        self.limit = limit
+        self.progress = progress
+    }
+
+    /// Whether it took a response's body.
+    var isAccepted: Bool { state.withLock { $0.isAccepted } }
+
+    /// The headers that ask for the rest of what an earlier attempt left, if the server named
+    /// its version; none to ask for the whole body.
+    func resumeHeaders() -> [String: String] {
+        guard let validator = try? String(contentsOf: version, encoding: .utf8), !validator.isEmpty,
+              let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? NSNumber)?.int64Value,
+              size > 0 else { return [:] }
+        state.withLock { $0.offset = size }
+        return ["Range": "bytes=\(size)-", "If-Range": validator]
+    }
+
+    func accept(_ head: ResponseHead) throws -> Bool {
+        // An error's body stays with the transport, for its message; the partial file waits.
+        guard (200..<300).contains(head.statusCode) else { return false }
+        let asked = state.withLock { $0.offset }
+        var start: Int64 = 0
+        var expected = head.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        if head.statusCode == 206 {
+            guard let range = head.value(forHTTPHeaderField: "Content-Range").flatMap(Self.contentRange), range.start == asked, asked > 0 else {
+                discardPartial()
+                throw ServiceError.badServerResponse(URLError(.badServerResponse, userInfo: [
+                    NSLocalizedDescriptionKey: "the server answered another range than the download asked for"]))
+            }
+            start = asked
+            expected = range.total ?? expected.map { asked + $0 }
+        }
+        if let expected, expected > Int64(limit) { throw ServiceError.responseTooLarge(limit: limit) }
+        let handle = try open(from: start)
+        let validator = Self.validator(of: head)
+        try? FileManager.default.removeItem(at: version)
+        if let validator { try? Data(validator.utf8).write(to: version) }
+        state.withLock { state in
+            state.handle = handle
+            state.length = start
+            state.expected = expected
+            state.isAccepted = true
+        }
+        progress(.received(start, of: expected))
+        return true
+    }
+
+    func write(_ chunk: Data) throws {
+        let (handle, length, expected) = state.withLock { state in
+            state.length += Int64(chunk.count)
+            return (state.handle, state.length, state.expected)
+        }
+        guard length <= Int64(limit) else { throw ServiceError.responseTooLarge(limit: limit) }
+        do {
+            try handle?.write(contentsOf: chunk)
+        } catch {
+            throw ServiceError.underlying(ServiceError.UnderlyingError(error))
+        }
+        progress(.received(length, of: expected))
+    }
+
+    /// The attempt succeeded: the body must be whole, and then replaces the destination.
+    func finish() throws(ServiceError) {
+        let (handle, length, expected) = state.withLock { state in
+            defer { state.handle = nil }
+            return (state.handle, state.length, state.expected)
+        }
+        try? handle?.close()
+        if let expected, length != expected {
+            // Cut short: kept, for the next attempt to resume.
+            settle(keepingPartial: true)
+            throw .connectionLost(URLError(.networkConnectionLost))
+        }
+        if handle == nil {
+            // Nothing written (an empty body the transport never passed on): an empty file.
+            _ = FileManager.default.createFile(atPath: partial.path, contents: nil)
+        }
+        // In one step, whatever was there: a reader sees the old file or the new, never half.
+        guard rename(partial.path, destination.path) == 0 else {
+            settle(keepingPartial: false)
+            throw .underlying(ServiceError.UnderlyingError(CocoaError(.fileWriteUnknown)))
+        }
+        settle(keepingPartial: false)
+    }
+
+    /// The attempt failed or was cancelled: its partial file is kept for the next attempt if
+    /// the server named its version, and removed otherwise.
+    func abandon() {
+        let handle = state.withLock { state in
+            defer { state.handle = nil }
+            return state.handle
+        }
+        try? handle?.close()
+        let resumable = FileManager.default.fileExists(atPath: version.path)
+        settle(keepingPartial: resumable)
+    }
+
+    private func settle(keepingPartial: Bool) {
+        let isFirst = state.withLock { state in
+            defer { state.isSettled = true }
+            return !state.isSettled
+        }
+        guard isFirst else { return }
+        if !keepingPartial { discardPartial() }
+        Self.inUse.withLock { _ = $0.remove(destination.standardizedFileURL.path) }
+    }
+
+    private func discardPartial() {
+        try? FileManager.default.removeItem(at: partial)
+        try? FileManager.default.removeItem(at: version)
+    }
+
+    /// The partial file, cut to `offset` bytes and open for writing after them.
+    private func open(from offset: Int64) throws -> FileHandle {
+        do {
+            if offset == 0 || !FileManager.default.fileExists(atPath: partial.path) {
+                guard FileManager.default.createFile(atPath: partial.path, contents: nil) else { throw CocoaError(.fileWriteNoPermission) }
+            }
+            let handle = try FileHandle(forWritingTo: partial)
+            try handle.truncate(atOffset: UInt64(offset))
+            try handle.seekToEnd()
+            return handle
+        } catch {
+            throw ServiceError.underlying(ServiceError.UnderlyingError(error))
+        }
+    }
+
+    /// A strong `ETag`, or else a `Last-Modified` date: what `If-Range` may name.
+    static func validator(of head: ResponseHead) -> String? {
+        if let tag = head.value(forHTTPHeaderField: "ETag"), !tag.hasPrefix("W/"), HTTPSyntax.isFieldValue(tag) { return tag }
+        if let date = head.value(forHTTPHeaderField: "Last-Modified"), HTTPSyntax.isFieldValue(date) { return date }
+        return nil
+    }
+
+    /// `bytes START-END/TOTAL` (TOTAL may be `*`).
+    static func contentRange(_ value: String) -> (start: Int64, total: Int64?)? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1)
+        guard spec.count == 2 else { return nil }
+        let bounds = spec[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start >= 0, end >= start else { return nil }
+        return (start, spec[1] == "*" ? nil : Int64(spec[1]))
+    }
+}
