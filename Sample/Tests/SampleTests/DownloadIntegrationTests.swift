@@ -24,6 +24,19 @@ import Testing
         try await body(folder)
     }
 
+    /// Logs in and downloads an export the server cuts short, without a retry: returns its
+    /// destination, beside which its partial file waits.
+    private static func downloadCutShort(in folder: URL, by fixture: Fixture) async throws -> URL {
+        _ = try await fixture.logIn()
+        fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
+        let destination = folder.appendingPathComponent("export.bin")
+        await #expect(throws: ServiceError.self) {
+            try await fixture.api.client.value(for: .export("2026", bytes: size, to: destination))
+        }
+        #expect(FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
+        return destination
+    }
+
     @Test(arguments: TransportKind.allCases)
     func anExportIsSavedWholeWithProgressToItsLastByte(over transport: TransportKind) async throws {
         try await Self.withFolder { folder in
@@ -70,13 +83,7 @@ import Testing
     func aFileChangedOnTheServerIsDownloadedAnewNeverSpliced(over transport: TransportKind) async throws {
         try await Self.withFolder { folder in
             try await Fixture.with(over: transport) { fixture in
-                _ = try await fixture.logIn()
-                fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
-                let destination = folder.appendingPathComponent("export.bin")
-                await #expect(throws: ServiceError.self) {
-                    try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
-                }
-                #expect(FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
+                let destination = try await Self.downloadCutShort(in: folder, by: fixture)
 
                 fixture.server.faults.exportsVersion = 2
                 _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
@@ -91,12 +98,7 @@ import Testing
     func aServerThatIgnoresRangesGivesTheWholeFileAgain(over transport: TransportKind) async throws {
         try await Self.withFolder { folder in
             try await Fixture.with(over: transport) { fixture in
-                _ = try await fixture.logIn()
-                fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
-                let destination = folder.appendingPathComponent("export.bin")
-                await #expect(throws: ServiceError.self) {
-                    try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
-                }
+                let destination = try await Self.downloadCutShort(in: folder, by: fixture)
 
                 fixture.server.faults[.export] = Fault(ignoresRange: true)
                 _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
@@ -110,12 +112,7 @@ import Testing
     func anotherRangeThanAskedFailsAndLeavesNothingToSplice(over transport: TransportKind) async throws {
         try await Self.withFolder { folder in
             try await Fixture.with(over: transport) { fixture in
-                _ = try await fixture.logIn()
-                fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
-                let destination = folder.appendingPathComponent("export.bin")
-                await #expect(throws: ServiceError.self) {
-                    try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
-                }
+                let destination = try await Self.downloadCutShort(in: folder, by: fixture)
 
                 fixture.server.faults[.export] = Fault(failFirst: 1, wrongRange: true)
                 let error = await #expect(throws: ServiceError.self) {
