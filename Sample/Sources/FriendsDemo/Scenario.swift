@@ -37,6 +37,8 @@ struct Scenario {
         "Tokens expire under twenty requests: one refresh for all of them",
         "The device goes offline: requests wait, and go when it is back",
         "A gateway serves a hundred clients over AsyncHTTPClient: one upstream call per profile",
+        "A 16 MB upload at low priority: the screen's calls keep their slot",
+        "A download the server drops halfway: resumed where it stopped",
     ]
 
     func run() async throws {
@@ -52,6 +54,8 @@ struct Scenario {
         try await tokensExpireUnderManyRequests()
         try await theDeviceGoesOffline()
         try await aGatewayServesManyClients()
+        try await anUploadAtLowPriority()
+        try await aDownloadResumedAfterTheServerDropsIt()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while

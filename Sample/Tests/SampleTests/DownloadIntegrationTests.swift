@@ -2,18 +2,18 @@ import Foundation
 import NetworkScheduler
 import NIOConcurrencyHelpers
 import SocialApp
-@testable import SocialServer
+import SocialServer
 import Testing
 
 /// Downloads over real sockets against the SocialServer, over each transport: an export saved
 /// whole, resumed after the server drops the connection, started over when the server's file
 /// changed or it ignores ranges, and never spliced from a wrong range.
 @Suite struct DownloadIntegrationTests {
-    private static let size = 6 * 1_024 * 1_024
+    private static let size = 4 * 1_024 * 1_024
 
     /// The bytes of an export of `size` bytes at `version`, as the server makes them.
     private static func export(version: Int, size: Int = size) -> Data {
-        Data((0..<size).map { SocialRoutes.exportByte(at: $0, version: version) })
+        ExportContent.bytes(0..<size, version: version)
     }
 
     /// A folder of the test's own, removed afterwards.
