@@ -44,7 +44,8 @@ import Testing
         let story = HostStory()
         try await Fixture.with(over: transport, eventMonitors: [story]) { fixture in
             _ = try await fixture.logIn()
-            fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 1, failFirst: 1)
+            // Long enough to be seen on a machine busy with the other suites' transfers.
+            fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 3, failFirst: 1)
             let limited = Ledger<FeedPage>(callers: 1)
             fixture.api.client.send(.feed(page: 1)) { limited.record(0, $0) }
             #expect(await limited.ended.wait(for: 1) == 1)
