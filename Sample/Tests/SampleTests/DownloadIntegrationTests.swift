@@ -5,126 +5,128 @@ import SocialApp
 import SocialServer
 import Testing
 
-/// Downloads over real sockets against the SocialServer, over each transport: an export saved
-/// whole, resumed after the server drops the connection, started over when the server's file
-/// changed or it ignores ranges, and never spliced from a wrong range.
-@Suite struct DownloadIntegrationTests {
-    private static let size = 4 * 1_024 * 1_024
+extension HeavyTests {
+    /// Downloads over real sockets against the SocialServer, over each transport: an export saved
+    /// whole, resumed after the server drops the connection, started over when the server's file
+    /// changed or it ignores ranges, and never spliced from a wrong range.
+    @Suite struct DownloadIntegrationTests {
+        private static let size = 4 * 1_024 * 1_024
 
-    /// The bytes of an export of `size` bytes at `version`, as the server makes them.
-    private static func export(version: Int, size: Int = size) -> Data {
-        ExportContent.bytes(0..<size, version: version)
-    }
-
-    /// A folder of the test's own, removed afterwards.
-    private static func withFolder(_ body: (URL) async throws -> Void) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("DownloadIntegrationTests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await body(folder)
-    }
-
-    /// Logs in and downloads an export the server cuts short, without a retry: returns its
-    /// destination, beside which its partial file waits.
-    private static func downloadCutShort(in folder: URL, by fixture: Fixture) async throws -> URL {
-        _ = try await fixture.logIn()
-        fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
-        let destination = folder.appendingPathComponent("export.bin")
-        await #expect(throws: ServiceError.self) {
-            try await fixture.api.client.value(for: .export("2026", bytes: size, to: destination))
+        /// The bytes of an export of `size` bytes at `version`, as the server makes them.
+        private static func export(version: Int, size: Int = size) -> Data {
+            ExportContent.bytes(0..<size, version: version)
         }
-        #expect(FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
-        return destination
-    }
 
-    @Test(arguments: TransportKind.allCases)
-    func anExportIsSavedWholeWithProgressToItsLastByte(over transport: TransportKind) async throws {
-        try await Self.withFolder { folder in
-            try await Fixture.with(over: transport) { fixture in
-                _ = try await fixture.logIn()
-                let destination = folder.appendingPathComponent("export.bin")
-                let steps = NIOLockedValueBox<[TransferProgress]>([])
+        /// A folder of the test's own, removed afterwards.
+        private static func withFolder(_ body: (URL) async throws -> Void) async throws {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("DownloadIntegrationTests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try await body(folder)
+        }
 
-                let saved = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination)) { step in
-                    steps.withLockedValue { $0.append(step) }
+        /// Logs in and downloads an export the server cuts short, without a retry: returns its
+        /// destination, beside which its partial file waits.
+        private static func downloadCutShort(in folder: URL, by fixture: Fixture) async throws -> URL {
+            _ = try await fixture.logIn()
+            fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
+            let destination = folder.appendingPathComponent("export.bin")
+            await #expect(throws: ServiceError.self) {
+                try await fixture.api.client.value(for: .export("2026", bytes: size, to: destination))
+            }
+            #expect(FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
+            return destination
+        }
+
+        @Test(arguments: TransportKind.allCases)
+        func anExportIsSavedWholeWithProgressToItsLastByte(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport) { fixture in
+                    _ = try await fixture.logIn()
+                    let destination = folder.appendingPathComponent("export.bin")
+                    let steps = NIOLockedValueBox<[TransferProgress]>([])
+
+                    let saved = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination)) { step in
+                        steps.withLockedValue { $0.append(step) }
+                    }
+
+                    #expect(saved == destination)
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 1))
+                    let told = steps.withLockedValue { $0 }
+                    #expect(told.last == .received(Int64(Self.size), of: Int64(Self.size)))
+                    #expect((1...101).contains(told.count), "about a step per hundredth: \(told.count)")
                 }
-
-                #expect(saved == destination)
-                #expect(try Data(contentsOf: destination) == Self.export(version: 1))
-                let told = steps.withLockedValue { $0 }
-                #expect(told.last == .received(Int64(Self.size), of: Int64(Self.size)))
-                #expect((1...101).contains(told.count), "about a step per hundredth: \(told.count)")
             }
         }
-    }
 
-    @Test(arguments: TransportKind.allCases)
-    func aDownloadTheServerCutsShortIsResumedFromWhereItStopped(over transport: TransportKind) async throws {
-        try await Self.withFolder { folder in
-            try await Fixture.with(over: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0, maxDelay: 0)) { fixture in
-                _ = try await fixture.logIn()
-                fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
-                let destination = folder.appendingPathComponent("export.bin")
+        @Test(arguments: TransportKind.allCases)
+        func aDownloadTheServerCutsShortIsResumedFromWhereItStopped(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0, maxDelay: 0)) { fixture in
+                    _ = try await fixture.logIn()
+                    fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
+                    let destination = folder.appendingPathComponent("export.bin")
 
-                _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+                    _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
 
-                #expect(try Data(contentsOf: destination) == Self.export(version: 1))
-                let ranges = fixture.server.arrivals.all.filter { $0.route == .export }.map(\.range)
-                #expect(ranges.count == 2)
-                #expect(ranges.first == .some(nil))
-                #expect(ranges.last??.hasPrefix("bytes=") == true && ranges.last??.hasSuffix("-") == true)
-                #expect(ranges.last?.flatMap { Int($0.dropFirst(6).dropLast()) }.map { $0 > 0 && $0 <= 2_000_000 } == true,
-                        "resumed from what the first attempt had written: \(String(describing: ranges.last))")
-            }
-        }
-    }
-
-    @Test(arguments: TransportKind.allCases)
-    func aFileChangedOnTheServerIsDownloadedAnewNeverSpliced(over transport: TransportKind) async throws {
-        try await Self.withFolder { folder in
-            try await Fixture.with(over: transport) { fixture in
-                let destination = try await Self.downloadCutShort(in: folder, by: fixture)
-
-                fixture.server.faults.exportsVersion = 2
-                _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
-
-                #expect(try Data(contentsOf: destination) == Self.export(version: 2))
-                #expect(fixture.server.arrivals.all.last?.range != nil, "it asked to resume, with If-Range")
-            }
-        }
-    }
-
-    @Test(arguments: TransportKind.allCases)
-    func aServerThatIgnoresRangesGivesTheWholeFileAgain(over transport: TransportKind) async throws {
-        try await Self.withFolder { folder in
-            try await Fixture.with(over: transport) { fixture in
-                let destination = try await Self.downloadCutShort(in: folder, by: fixture)
-
-                fixture.server.faults[.export] = Fault(ignoresRange: true)
-                _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
-
-                #expect(try Data(contentsOf: destination) == Self.export(version: 1))
-            }
-        }
-    }
-
-    @Test(arguments: TransportKind.allCases)
-    func anotherRangeThanAskedFailsAndLeavesNothingToSplice(over transport: TransportKind) async throws {
-        try await Self.withFolder { folder in
-            try await Fixture.with(over: transport) { fixture in
-                let destination = try await Self.downloadCutShort(in: folder, by: fixture)
-
-                fixture.server.faults[.export] = Fault(failFirst: 1, wrongRange: true)
-                let error = await #expect(throws: ServiceError.self) {
-                    try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 1))
+                    let ranges = fixture.server.arrivals.all.filter { $0.route == .export }.map(\.range)
+                    #expect(ranges.count == 2)
+                    #expect(ranges.first == .some(nil))
+                    #expect(ranges.last??.hasPrefix("bytes=") == true && ranges.last??.hasSuffix("-") == true)
+                    #expect(ranges.last?.flatMap { Int($0.dropFirst(6).dropLast()) }.map { $0 > 0 && $0 <= 2_000_000 } == true,
+                            "resumed from what the first attempt had written: \(String(describing: ranges.last))")
                 }
-                #expect(error?.caseName == "badServerResponse")
-                #expect(!FileManager.default.fileExists(atPath: destination.path))
-                #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
+            }
+        }
 
-                _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
-                #expect(try Data(contentsOf: destination) == Self.export(version: 1))
-                #expect(fixture.server.arrivals.all.last?.range == nil, "started over")
+        @Test(arguments: TransportKind.allCases)
+        func aFileChangedOnTheServerIsDownloadedAnewNeverSpliced(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport) { fixture in
+                    let destination = try await Self.downloadCutShort(in: folder, by: fixture)
+
+                    fixture.server.faults.exportsVersion = 2
+                    _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 2))
+                    #expect(fixture.server.arrivals.all.last?.range != nil, "it asked to resume, with If-Range")
+                }
+            }
+        }
+
+        @Test(arguments: TransportKind.allCases)
+        func aServerThatIgnoresRangesGivesTheWholeFileAgain(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport) { fixture in
+                    let destination = try await Self.downloadCutShort(in: folder, by: fixture)
+
+                    fixture.server.faults[.export] = Fault(ignoresRange: true)
+                    _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 1))
+                }
+            }
+        }
+
+        @Test(arguments: TransportKind.allCases)
+        func anotherRangeThanAskedFailsAndLeavesNothingToSplice(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport) { fixture in
+                    let destination = try await Self.downloadCutShort(in: folder, by: fixture)
+
+                    fixture.server.faults[.export] = Fault(failFirst: 1, wrongRange: true)
+                    let error = await #expect(throws: ServiceError.self) {
+                        try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+                    }
+                    #expect(error?.caseName == "badServerResponse")
+                    #expect(!FileManager.default.fileExists(atPath: destination.path))
+                    #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
+
+                    _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 1))
+                    #expect(fixture.server.arrivals.all.last?.range == nil, "started over")
+                }
             }
         }
     }

@@ -105,7 +105,7 @@ import Testing
     func aStreakOf503sPausesTheHostThenAGoodProbeClosesTheCircuit(over transport: TransportKind) async throws {
         let story = HostStory()
         // A pause long enough to be seen on a machine busy with the other suites' transfers.
-        let policy = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 1.5)
+        let policy = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 3)
         try await Fixture.with(over: transport, budget: 1, eventMonitors: [story], configure: { $0.hostHealth = policy }) { fixture in
             _ = try await fixture.logIn()
             fixture.server.faults[.feed] = Fault(status: 503, failFirst: 3)
