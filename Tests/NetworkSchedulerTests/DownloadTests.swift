@@ -106,8 +106,10 @@ import NetworkSchedulerTesting
             }
         }
 
-        await #expect(throws: ServiceError.self) {
+        await #expect {
             try await harness.api.value(for: .download("export", to: destination))
+        } throws: { error in
+            (error as? ServiceError)?.caseName == "badServerResponse"
         }
         #expect(!FileManager.default.fileExists(atPath: destination.path), "no spliced file")
         #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
@@ -122,10 +124,11 @@ import NetworkSchedulerTesting
         let destination = folder.appendingPathComponent("export.bin")
         let harness = Harness { _ in .breaks(body: Self.body.prefix(400), headers: ["Content-Length": "1000"]) }
 
-        let error = await #expect(throws: ServiceError.self) {
+        await #expect {
             try await harness.api.value(for: .download("export", to: destination))
+        } throws: { error in
+            (error as? ServiceError)?.caseName == "connectionLost"
         }
-        #expect(error?.caseName == "connectionLost")
         #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path),
                 "nothing to resume from: the server named no version")
         #expect(!FileManager.default.fileExists(atPath: destination.path))
@@ -162,10 +165,12 @@ import NetworkSchedulerTesting
         try Data("the old export".utf8).write(to: destination)
         let harness = Harness { _ in .json(#"{"message": "no such export"}"#, status: 404) }
 
-        let error = await #expect(throws: ServiceError.self) {
+        await #expect {
             try await harness.api.value(for: .download("export", to: destination))
+        } throws: { error in
+            guard case .server(let response)? = error as? ServiceError else { return false }
+            return response.statusCode == 404 && response.message == "no such export"
         }
-        #expect(error?.serverResponse?.message == "no such export")
         #expect(Self.contents(of: destination) == Data("the old export".utf8))
     }
 

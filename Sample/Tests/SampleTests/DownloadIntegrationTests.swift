@@ -31,8 +31,10 @@ extension HeavyTests {
             _ = try await fixture.logIn()
             fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 2_000_000)
             let destination = folder.appendingPathComponent("export.bin")
-            await #expect(throws: ServiceError.self) {
+            await #expect {
                 try await fixture.api.client.value(for: .export("2026", bytes: size, to: destination))
+            } throws: { error in
+                (error as? ServiceError)?.caseName == "connectionLost"
             }
             #expect(FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
             return destination
@@ -116,10 +118,11 @@ extension HeavyTests {
                     let destination = try await Self.downloadCutShort(in: folder, by: fixture)
 
                     fixture.server.faults[.export] = Fault(failFirst: 1, wrongRange: true)
-                    let error = await #expect(throws: ServiceError.self) {
+                    await #expect {
                         try await fixture.api.client.value(for: .export("2026", bytes: Self.size, to: destination))
+                    } throws: { error in
+                        (error as? ServiceError)?.caseName == "badServerResponse"
                     }
-                    #expect(error?.caseName == "badServerResponse")
                     #expect(!FileManager.default.fileExists(atPath: destination.path))
                     #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
 

@@ -101,10 +101,11 @@ extension HeavyTests {
                     _ = try await fixture.logIn()
                     fixture.server.faults[.upload] = Fault(resetConnection: true)
 
-                    let error = await #expect(throws: ServiceError.self) {
+                    await #expect {
                         try await fixture.api.client.value(for: .upload(file))
+                    } throws: { error in
+                        (error as? ServiceError)?.caseName == "connectionLost"
                     }
-                    #expect(error?.caseName == "connectionLost", "\(String(describing: error))")
                 }
             }
         }
