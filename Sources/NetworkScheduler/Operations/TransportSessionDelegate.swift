@@ -70,24 +70,30 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        let sink = tasks.withLock { $0[dataTask.taskIdentifier]?.sink }
-        var isSunk = false
-        var sinkError: (any Error)?
-        if let sink, let response = response as? HTTPURLResponse {
+        // One pass under the lock for a task without a sink, as every data call is.
+        let (sink, tooLarge) = tasks.withLock { tasks -> ((any ResponseBodySink)?, Bool) in
+            guard var record = tasks[dataTask.taskIdentifier] else { return (nil, false) }
+            if let sink = record.sink { return (sink, false) }
+            guard response.expectedContentLength > Int64(record.policy.maximumResponseSize) else { return (nil, false) }
+            record.isTooLarge = true
+            tasks[dataTask.taskIdentifier] = record
+            return (nil, true)
+        }
+        var stops = tooLarge
+        if let sink {
+            // A sink keeps its own limit.
+            var isSunk = false
+            var sinkError: (any Error)?
             do {
-                isSunk = try sink.accept(ResponseHead(response))
+                isSunk = try (response as? HTTPURLResponse).map { try sink.accept(ResponseHead($0)) } ?? false
             } catch {
                 sinkError = error
             }
-        }
-        let stops = tasks.withLock { tasks -> Bool in
-            guard var record = tasks[dataTask.taskIdentifier] else { return false }
-            record.isSunk = isSunk
-            record.sinkError = sinkError
-            // A sink keeps its own limit.
-            if !isSunk, response.expectedContentLength > Int64(record.policy.maximumResponseSize) { record.isTooLarge = true }
-            tasks[dataTask.taskIdentifier] = record
-            return record.isTooLarge || sinkError != nil
+            stops = sinkError != nil
+            tasks.withLock { tasks in
+                tasks[dataTask.taskIdentifier]?.isSunk = isSunk
+                tasks[dataTask.taskIdentifier]?.sinkError = sinkError
+            }
         }
         completionHandler(stops ? .cancel : .allow)
         // FoundationNetworking does not wait for the disposition: cancel the task itself.
@@ -95,19 +101,10 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let sink = tasks.withLock { tasks in tasks[dataTask.taskIdentifier].flatMap { $0.isSunk && $0.sinkError == nil ? $0.sink : nil } }
-        if let sink {
-            // On the session's serial delegate queue: the chunks reach the sink in order.
-            do {
-                try sink.write(data)
-            } catch {
-                tasks.withLock { $0[dataTask.taskIdentifier]?.sinkError = error }
-                dataTask.cancel()
-            }
-            return
-        }
-        let tooLarge = tasks.withLock { tasks -> Bool in
-            guard var record = tasks[dataTask.taskIdentifier], !record.isTooLarge else { return false }
+        // One pass under the lock for a body collected in memory; a sunk one is written after it.
+        let (sink, tooLarge) = tasks.withLock { tasks -> ((any ResponseBodySink)?, Bool) in
+            guard var record = tasks[dataTask.taskIdentifier], !record.isTooLarge, record.sinkError == nil else { return (nil, false) }
+            if record.isSunk { return (record.sink, false) }
             // Emptied in place first, so that appending does not copy the body.
             tasks[dataTask.taskIdentifier] = nil
             if record.body.count + data.count > record.policy.maximumResponseSize {
@@ -117,7 +114,16 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
                 record.body.append(data)
             }
             tasks[dataTask.taskIdentifier] = record
-            return record.isTooLarge
+            return (nil, record.isTooLarge)
+        }
+        if let sink {
+            // On the session's serial delegate queue: the chunks reach the sink in order.
+            do {
+                try sink.write(data)
+            } catch {
+                tasks.withLock { $0[dataTask.taskIdentifier]?.sinkError = error }
+                dataTask.cancel()
+            }
         }
         if tooLarge { dataTask.cancel() }
     }
