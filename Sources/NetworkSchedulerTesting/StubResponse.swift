@@ -30,6 +30,12 @@ public enum StubResponse: Sendable {
     /// Reports these steps of the body going out (to whoever asked for the request's progress),
     /// then does what `then` says: `.progress(steps, then: .hold)` leaves an upload half sent.
     indirect case progress([TransferProgress], then: StubResponse)
+    /// Answers this head, then hands the body over in these chunks, one at a time, as a
+    /// streaming server: each waits while the request's sink has no room (a stream's reader is
+    /// behind), as a transport that stops reading. Then the body ends, or `then` is done:
+    /// `.hold` keeps the stream open until the test releases it, `.lostConnection` cuts it.
+    /// A request without a sink gets the chunks as one body.
+    indirect case streams(status: Int = 200, headers: [String: String] = [:], chunks: [Data], then: StubResponse? = nil)
 
     /// A JSON body given as its text (`Content-Type: application/json`): `.json(#"{"id": 7}"#)`.
     /// For a model, see ``json(_:status:encoder:)``.
@@ -135,6 +141,7 @@ public enum StubResponse: Sendable {
         case .never: true
         case .delayed(_, let then): then.isNever
         case .progress(_, let then): then.isNever
+        case .streams(_, _, _, let then): then?.isNever ?? false
         default: false
         }
     }

@@ -63,6 +63,9 @@ public final class StubTransport: HTTPTransport {
     /// the answer: once a 429 is listed here, its host is paused and its retry's timer armed,
     /// so a test may move a ``VirtualClock`` past them.
     public let answered = EventLog<Arrival>()
+    /// Each time a streamed answer (``StubResponse/streams(status:headers:chunks:then:)``)
+    /// stopped because its sink had no room: the bytes it had handed over by then.
+    public let pauses = EventLog<Int>()
     /// The priority each task started with, then each change it was told, by path.
     public let priorities = EventLog<(path: String, priority: RequestPriority)>()
     private let clock: any SchedulerClock
@@ -211,6 +214,18 @@ public final class StubTransport: HTTPTransport {
         case let .progress(steps, then):
             for step in steps { task.report(step) }
             answer(task, with: then, onThisThread: onThisThread)
+        case let .streams(status, headers, chunks, then):
+            let head = Self.response(to: task.request, status: status, body: Data(), headers: headers)
+            DispatchQueue.global().async { [self] in
+                task.stream(head, chunks) { [self] result in
+                    switch (result, then) {
+                    case (.failure(let error), _): task.finish(.failure(error))
+                    case (.success(let unsunk?), _): task.finish(.success(unsunk))
+                    case (.success(nil), let then?): answer(task, with: then, onThisThread: true)
+                    case (.success(nil), nil): task.finish(.success(head))
+                    }
+                }
+            }
         case let .delayed(seconds, then):
             let timer = clock.makeTimer()
             timer.start { [self] in
@@ -277,6 +292,44 @@ final class StubTask: TransportTask {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// Hands `head` and then `chunks` to the request's sink, each once the sink has room, on
+    /// any thread; then `done` gets nil, or the whole response if there is no sink or it
+    /// declined the body, or the sink's error. A task that ended meanwhile stops, unanswered.
+    func stream(_ head: TransportResponse, _ chunks: [Data],
+                done: @escaping @Sendable (Result<TransportResponse?, any Error>) -> Void) {
+        let whole = TransportResponse(data: chunks.reduce(Data(), +), head: head.head)
+        guard let sink, completion.withLock({ $0 != nil }) else { return done(.success(whole)) }
+        do {
+            guard try sink.accept(head.head) else { return done(.success(whole)) }
+        } catch {
+            return done(.failure(error))
+        }
+        write(chunks[...], after: 0, to: sink, done: done)
+    }
+
+    private func write(_ chunks: ArraySlice<Data>, after written: Int, to sink: any ResponseBodySink,
+                       done: @escaping @Sendable (Result<TransportResponse?, any Error>) -> Void) {
+        var rest = chunks
+        var written = written
+        while let chunk = rest.popFirst() {
+            guard completion.withLock({ $0 != nil }) else { return }
+            do {
+                try sink.write(chunk)
+            } catch {
+                return done(.failure(error))
+            }
+            written += chunk.count
+            let (left, total) = (rest, written)
+            guard sink.hasRoom(orWhenRoom: { [self] in
+                DispatchQueue.global().async { self.write(left, after: total, to: sink, done: done) }
+            }) else {
+                transport.pauses.append(total)
+                return
+            }
+        }
+        done(.success(nil))
     }
 
     /// Tells the scheduler of `step`, unless the task has ended.

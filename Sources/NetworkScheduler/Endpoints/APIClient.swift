@@ -80,11 +80,19 @@ public struct APIClient: Sendable {
     }
 
     /// A resource of this client as an endpoint, ready for its scheduler.
-    func endpoint<Model>(_ resource: Resource<Model>) -> Endpoint<Model> {
+    func endpoint<Model>(_ resource: Resource<Model>, stream: (any StreamIntake)? = nil) -> Endpoint<Model> {
+        var retryPolicy = resource.retryPolicy
+        if let stream {
+            // What the stream already delivered decides whether it may be sent again; one that
+            // reconnects is bounded by its reconnections in a row instead.
+            var policy = retryPolicy ?? scheduler.configuration.retryPolicy
+            if stream.reconnects { policy.maxAttempts = .max }
+            retryPolicy = policy.deciding { stream.retryDecision(for: $0) }
+        }
         let submission = Submission(
             .recipe(EndpointRecipe(defaults: defaults, resource: resource)),
             deduplication: resource.deduplication,
-            retryPolicy: resource.retryPolicy,
+            retryPolicy: retryPolicy,
             sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
             authenticator: authenticator,
             redirectPolicy: resource.redirectPolicy ?? redirectPolicy,
@@ -94,7 +102,8 @@ public struct APIClient: Sendable {
             lane: resource.lane,
             deadline: resource.deadline,
             adapter: requestAdapter,
-            downloadDestination: resource.downloadDestination
+            downloadDestination: resource.downloadDestination,
+            stream: stream
         )
         return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)

@@ -74,12 +74,15 @@ final class Submission: Sendable, Equatable {
         let deadline: TimeInterval?
         let adapter: RequestAdapter?
         let downloadDestination: URL?
+        let stream: (any StreamIntake)?
 
-        init(lane: Lane?, deadline: TimeInterval?, adapter: RequestAdapter?, downloadDestination: URL?) {
+        init(lane: Lane?, deadline: TimeInterval?, adapter: RequestAdapter?, downloadDestination: URL?,
+             stream: (any StreamIntake)?) {
             self.lane = lane
             self.deadline = deadline
             self.adapter = adapter
             self.downloadDestination = downloadDestination
+            self.stream = stream
         }
     }
 
@@ -91,6 +94,10 @@ final class Submission: Sendable, Equatable {
     var adapter: RequestAdapter? { steering?.adapter }
     /// Where its body is saved, if it is a download.
     var downloadDestination: URL? { steering?.downloadDestination }
+    /// Where its body goes, if it is a stream's.
+    var stream: (any StreamIntake)? { steering?.stream }
+    /// Whether it runs in its host's line for streams (``SchedulerMachine/streamBudget``).
+    var opensStream: Bool { steering?.stream != nil }
 
     init(
         _ source: Source,
@@ -105,7 +112,8 @@ final class Submission: Sendable, Equatable {
         lane: Lane? = nil,
         deadline: TimeInterval? = nil,
         adapter: RequestAdapter? = nil,
-        downloadDestination: URL? = nil
+        downloadDestination: URL? = nil,
+        stream: (any StreamIntake)? = nil
     ) {
         self.source = source
         self.deduplication = deduplication
@@ -116,8 +124,9 @@ final class Submission: Sendable, Equatable {
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
         self.tags = tags
-        steering = lane == nil && deadline == nil && adapter == nil && downloadDestination == nil
-            ? nil : Steering(lane: lane, deadline: deadline, adapter: adapter, downloadDestination: downloadDestination)
+        steering = lane == nil && deadline == nil && adapter == nil && downloadDestination == nil && stream == nil
+            ? nil : Steering(lane: lane, deadline: deadline, adapter: adapter, downloadDestination: downloadDestination,
+                             stream: stream)
     }
 
     /// The method and URL it is sent with, without building the whole request.

@@ -33,6 +33,7 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
         case .secureConnectionFailed(let error): return "secureConnectionFailed(\(Self.code(error)))"
         case .badServerResponse(let error): return "badServerResponse(\(Self.code(error)))"
         case .responseTooLarge(let limit): return "responseTooLarge(limit: \(limit))"
+        case .streamBufferFull(let limit): return "streamBufferFull(limit: \(limit))"
         case .timedOut: return "timedOut"
         case .cancelled: return "cancelled"
         case .deadlineExceeded: return "deadlineExceeded"

@@ -29,6 +29,9 @@ public enum ServiceError: Error, Sendable, Equatable {
     case badServerResponse(URLError)
     /// The response was larger than the limit set for it (`limit` bytes), so reading stopped.
     case responseTooLarge(limit: Int)
+    /// A stream's reader fell behind by more than twice its buffer (`limit` bytes) over a
+    /// transport that cannot stop reading the connection (URLSession on Linux): see <doc:Streams>.
+    case streamBufferFull(limit: Int)
     /// The request did not end within its deadline: its timeout, counted from when it was put
     /// on the wire to its last byte, whatever the server or the transport did meanwhile; for an
     /// upload, counted again from each step of its progress (see <doc:Uploads>).
@@ -137,6 +140,7 @@ extension ServiceError {
         case .secureConnectionFailed: "secureConnectionFailed"
         case .badServerResponse: "badServerResponse"
         case .responseTooLarge: "responseTooLarge"
+        case .streamBufferFull: "streamBufferFull"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
         case .deadlineExceeded: "deadlineExceeded"
@@ -177,6 +181,8 @@ extension ServiceError: LocalizedError {
             return "The server's answer could not be read."
         case .responseTooLarge(let limit):
             return "The server's answer was larger than the \(limit) bytes allowed."
+        case .streamBufferFull(let limit):
+            return "The stream arrived faster than it was read: more than twice its \(limit)-byte buffer was waiting."
         case .timedOut:
             return "The server took too long to answer."
         case .cancelled:

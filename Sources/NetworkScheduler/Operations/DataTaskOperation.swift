@@ -79,6 +79,11 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Where a download's body goes, if it is one: its file for this attempt.
     private let downloadDestination: URL?
     private var download: FileDownload?
+    /// Where a stream's body goes, if it is one.
+    private let stream: (any StreamIntake)?
+    /// This attempt's connection to its stream, and the bytes it brought.
+    private var streamSink: (any StreamSinking)?
+    private var streamed: Int64 = 0
     private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
     /// The priority its task is to have: the policy's, until its callers change theirs.
@@ -94,6 +99,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     `URLRequest` it sends and the seconds the operation waited since it was made.
     ///   - downloadDestination: where the body is saved, if it is a download.
+    ///   - stream: where the body goes as it arrives, if it is a stream's.
     ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
     ///     `onCompletion`.
     ///   - onCompletion: called with the outcome, before the operation finishes (again if its
@@ -105,10 +111,12 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         adapter: RequestAdapter? = nil,
         onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
         downloadDestination: URL? = nil,
+        stream: (any StreamIntake)? = nil,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onCompletion: @escaping Completion
     ) {
         self.downloadDestination = downloadDestination
+        self.stream = stream
         prepared = request
         self.transport = transport
         self.policy = policy
@@ -136,6 +144,12 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                 }
                 for (name, value) in download.resumeHeaders() { request.setValue(value, forHTTPHeaderField: name) }
                 withStateLock { self.download = download }
+            }
+            if let stream {
+                // Weakly, as a download: the operation keeps its sink until it completes.
+                let sink = stream.makeSink { [weak self] bytes in self?.streamed(bytes) }
+                for (name, value) in sink.headers { request.setValue(value, forHTTPHeaderField: name) }
+                withStateLock { streamSink = sink }
             }
         } catch {
             complete(.failure(error))
@@ -170,12 +184,14 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Starts the transport's task for `request`, with the body staged for it, if any.
     private func send(_ request: URLRequest) {
         var transportRequest = TransportRequest(request)
-        let (file, download) = withStateLock { (stagedBody?.file, self.download) }
+        let (file, sink) = withStateLock { () -> (TransportRequest.BodyFile?, (any ResponseBodySink)?) in
+            (stagedBody?.file, download ?? streamSink)
+        }
         if let file {
             transportRequest.urlRequest.httpBody = nil
             transportRequest.bodyFile = file
         }
-        transportRequest.responseSink = download
+        transportRequest.responseSink = sink
         let progress: (@Sendable (TransferProgress) -> Void)? = onProgress == nil ? nil : { @Sendable [self] in progressed($0) }
         // Capturing only `self` makes the closure without an allocation of its own.
         let newTask = transport.startTask(for: transportRequest, policy: policy, progress: progress) { [self] result in
@@ -205,6 +221,16 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             return progressSteps.isStep(progress)
         }
         if isStep { onProgress?(progress) }
+    }
+
+    /// Passes on a stream's progress, every chunk: each one moves the attempt's deadline.
+    private func streamed(_ bytes: Int) {
+        let total = withStateLock { () -> Int64? in
+            if case .completed = task { return nil }
+            streamed += Int64(bytes)
+            return streamed
+        }
+        if let total { onProgress?(.received(total, of: nil)) }
     }
 
     /// Tells its task how urgent its request now is, or the task it is about to make.
@@ -244,7 +270,16 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// The transport's result as the caller sees it, with the size limit enforced even by a
     /// transport that does not, and a download's file in its place, or kept for a resume.
     private func checked(_ result: Result<TransportResponse, any Error>) -> Result<TransportResponse, ServiceError> {
-        let download = withStateLock { self.download }
+        let (download, streamSink) = withStateLock { (self.download, self.streamSink) }
+        if case .success(let payload) = result, let streamSink, (200..<300).contains(payload.statusCode) {
+            do {
+                try Self.sinkBody(of: payload, into: streamSink, isAccepted: streamSink.isAccepted)
+            } catch {
+                return .failure(ServiceError(error))
+            }
+            streamSink.endOfBody()
+            return .success(TransportResponse(data: Data(), head: payload.head))
+        }
         if case .success(let payload) = result, let download {
             do throws(ServiceError) {
                 return .success(try saved(payload, by: download))
@@ -274,14 +309,17 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             return payload
         }
         do {
-            if !download.isAccepted, try download.accept(payload.head) { try download.write(payload.data) }
-        } catch let error as ServiceError {
-            throw error
+            try Self.sinkBody(of: payload, into: download, isAccepted: download.isAccepted)
         } catch {
             throw ServiceError(error)
         }
         try download.finish()
         return TransportResponse(data: Data(), head: payload.head)
+    }
+
+    /// Hands a body to `sink` that a transport which takes no sink kept in memory.
+    private static func sinkBody(of payload: TransportResponse, into sink: any ResponseBodySink, isAccepted: Bool) throws {
+        if !isAccepted, try sink.accept(payload.head) { try sink.write(payload.data) }
     }
 
     /// Reports `result` and finishes. A second report (a transport that calls back twice) is
@@ -293,6 +331,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                 task = .completed
                 stagedBody = nil
                 self.download = nil
+                streamSink = nil
             }
             return (task.started, stagedBody?.temporaryFile, self.download)
         }

@@ -28,7 +28,8 @@ public struct TransportRequest: Sendable {
     public var urlRequest: URLRequest
     /// The body read from a file as it is sent, if it is one; `urlRequest` then has none.
     public var bodyFile: BodyFile?
-    /// Where the response's body goes as it arrives, if not into memory: a download's file.
+    /// Where the response's body goes as it arrives, if not into memory: a download's file, or
+    /// a stream's reader.
     /// A transport hands it the head first, then each chunk, in order, before its completion,
     /// whose ``TransportResponse/data`` is then empty (or the body the sink declined).
     public var responseSink: (any ResponseBodySink)?
@@ -65,4 +66,22 @@ public protocol ResponseBodySink: AnyObject, Sendable {
     ///
     /// - Parameter chunk: the bytes, after any content coding was removed.
     func write(_ chunk: Data) throws
+
+    /// Whether it can take the next chunk now, asked after each write. When it cannot (a
+    /// stream's reader is behind), it keeps `resume` and calls it once, on any thread, when it
+    /// can (or when it no longer wants any): a transport that can stop reading the connection
+    /// reads nothing more until then. One that cannot ignores the answer, and the sink decides
+    /// what to do when it is overrun. The default always has room.
+    ///
+    /// - Parameter resume: what lets the transport read again.
+    /// - Returns: true when it has room now (`resume` is then never called).
+    func hasRoom(orWhenRoom resume: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension ResponseBodySink {
+    /// Always has room: a file takes whatever comes.
+    ///
+    /// - Parameter resume: never called.
+    /// - Returns: true.
+    public func hasRoom(orWhenRoom resume: @escaping @Sendable () -> Void) -> Bool { true }
 }

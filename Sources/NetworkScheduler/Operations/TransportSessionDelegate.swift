@@ -123,7 +123,16 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
             } catch {
                 tasks.withLock { $0[dataTask.taskIdentifier]?.sinkError = error }
                 dataTask.cancel()
+                return
             }
+            #if !canImport(FoundationNetworking)
+            // A suspended task stops reading its connection. Resumed through this serial queue,
+            // so that the resume never overtakes the suspend. FoundationNetworking cannot: its
+            // suspend takes the transfer off libcurl, and its resume starts it over.
+            if !sink.hasRoom(orWhenRoom: { [dataTask] in session.delegateQueue.addOperation { dataTask.resume() } }) {
+                dataTask.suspend()
+            }
+            #endif
         }
         if tooLarge { dataTask.cancel() }
     }

@@ -26,6 +26,11 @@ extension RequestScheduler {
         /// requests the same way). 1 by default; at most the budget minus one; 0 lets them
         /// take every slot.
         public var slotsReservedAboveLowPriority: Int
+        /// The most streams (``ResponseStream``) open at once per host. They wait, by priority,
+        /// in a line of their own beside the host's (named `<host> streams` in health and
+        /// events), so that open streams never hold the budget its requests share. 2 by
+        /// default. The transport must have the connections for both: see <doc:Streams>.
+        public var streamsPerHost = 2
         /// Where completion handlers run. The default is a serial queue of the scheduler's own,
         /// not the main queue, which a command-line tool or a server may never drain. They run
         /// in the order their callers end; those that end while earlier ones still wait for the

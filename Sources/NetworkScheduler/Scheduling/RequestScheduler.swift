@@ -71,6 +71,7 @@ public final class RequestScheduler: Sendable {
         })
         state = Locked(Core(machine: Machine(id: machineID, budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
+                               streamBudget: max(1, configuration.streamsPerHost),
                                maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
@@ -229,7 +230,9 @@ public final class RequestScheduler: Sendable {
                 return nil
             }
             let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
-                                            waitingFor: waited, host: handle.url.flatMap(PreparedRequest.hostKey(of:)),
+                                            waitingFor: waited, host: handle.url.flatMap(PreparedRequest.hostKey(of:)).map {
+                                                Machine.lineName(of: $0, opensStream: handle.submission.opensStream)
+                                            },
                                             isSuspended: isSuspended,
                                             deadline: Self.deadline(of: handle.submission, sentAt: now), now: now)
             handle.callerID = id
@@ -466,7 +469,7 @@ public final class RequestScheduler: Sendable {
         }
         // Only for a request with a body: the others would make a closure for nothing.
         var onProgress: (@Sendable (TransferProgress) -> Void)?
-        if start.request.hasBody || start.submission.downloadDestination != nil {
+        if start.request.hasBody || start.submission.downloadDestination != nil || start.submission.opensStream {
             onProgress = { [self] progress in attemptProgressed(start, progress) }
         }
         var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
@@ -478,6 +481,7 @@ public final class RequestScheduler: Sendable {
             adapter: start.submission.adapter,
             onStart: onStart,
             downloadDestination: start.submission.downloadDestination,
+            stream: start.submission.stream,
             onProgress: onProgress,
             onCompletion: { [self] outcome, _ in
                 attemptEnded(start, with: outcome)

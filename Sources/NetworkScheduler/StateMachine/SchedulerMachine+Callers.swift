@@ -116,7 +116,7 @@ extension SchedulerMachine {
             return (.joined(callID), actions)
         }
         let call = Call(key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
-                        host: host(of: request), firstCaller: id, priority: caller.effectivePriority)
+                        host: host(of: request, opensStream: submission.opensStream), firstCaller: id, priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call))
         if key != nil { register(callID) }

@@ -22,6 +22,7 @@ extension SchedulerMachine {
     /// the scheduler's, or fewer while its adaptive budget is lowered (keeping as many slots
     /// for urgent calls, but at least one for any).
     func budgets(ofHost host: Int) -> (all: Int, lowPriority: Int) {
+        let (budget, lowPriorityBudget) = (hosts[host].budget, hosts[host].lowPriorityBudget)
         guard healthPolicy.adaptsBudget else { return (budget, lowPriorityBudget) }
         let all = max(1, min(budget, Int(hosts[host].window)))
         return (all, max(1, all - (budget - lowPriorityBudget)))
@@ -32,7 +33,7 @@ extension SchedulerMachine {
     private mutating func adaptBudget(ofHost host: Int, isStrained: Bool) {
         guard healthPolicy.adaptsBudget else { return }
         let window = hosts[host].window
-        hosts[host].window = isStrained ? max(1, window / 2) : min(Double(budget), window + 1 / window)
+        hosts[host].window = isStrained ? max(1, window / 2) : min(Double(hosts[host].budget), window + 1 / window)
     }
 
     /// Whether one more waiting call may start on `host` now, as its health and rate limit

@@ -1,14 +1,23 @@
 
 // Each host's line and budget: who waits, in which order, and who starts when a slot frees.
 extension SchedulerMachine {
-    /// The index of the host `request` goes to, made on its first call.
-    mutating func host(of request: PreparedRequest) -> Int {
-        let name = request.host
+    /// The index of the line `request` goes to, made on its first call: its host's, or the
+    /// line of its host's streams.
+    mutating func host(of request: PreparedRequest, opensStream: Bool) -> Int {
+        let name = Self.lineName(of: request.host, opensStream: opensStream)
         if let index = hostIndices[name] { return index }
         let rateLimit = request.hostName.flatMap { rateLimits[$0] }
-        hosts.append(Host(name: name, rateLimit: rateLimit, window: Double(budget)))
+        let (all, lowPriority) = opensStream ? (streamBudget, streamBudget) : (budget, lowPriorityBudget)
+        hosts.append(Host(name: name, budget: all, lowPriorityBudget: lowPriority, rateLimit: rateLimit,
+                          window: Double(all)))
         hostIndices[name] = hosts.count - 1
         return hosts.count - 1
+    }
+
+    /// The name of the line a request to `host` waits in: the host's own, or for a stream,
+    /// the line of the host's streams, with a budget of its own (`http://h:80 streams`).
+    static func lineName(of host: String, opensStream: Bool) -> String {
+        opensStream ? host + " streams" : host
     }
 
     /// Puts a call in its host's line at its rank: at the back, or, for a call already waiting

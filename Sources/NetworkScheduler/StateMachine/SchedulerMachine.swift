@@ -88,6 +88,9 @@ struct SchedulerMachine<CallerHandle> {
     /// The most of them that `.low` and `.background` calls may hold, so that a more urgent
     /// call finds a slot free.
     let lowPriorityBudget: Int
+    /// The most streams open at once per host, in a line of their own beside the host's
+    /// (``lineName(of:opensStream:)``), so that open streams never hold its budget.
+    let streamBudget: Int
     /// Per priority (by raw value), the longest a call waits at it before it is promoted one
     /// level, in nanoseconds; nil never promotes (strict order).
     let maximumWaits: [UInt64?]
@@ -130,6 +133,7 @@ struct SchedulerMachine<CallerHandle> {
         id: MachineID,
         budget: Int,
         lowPriorityBudget: Int,
+        streamBudget: Int = 2,
         maximumWaits: [RequestPriority: Seconds] = [:],
         lineLimit: Int? = nil,
         keptOutcomeWindow: Seconds = 10,
@@ -138,10 +142,11 @@ struct SchedulerMachine<CallerHandle> {
         jitterSeed: UInt64
     ) {
         precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
-        precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget)
+        precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget && streamBudget > 0)
         self.id = id
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
+        self.streamBudget = streamBudget
         self.maximumWaits = RequestPriority.allCases.map { priority in
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
@@ -293,6 +298,9 @@ struct SchedulerMachine<CallerHandle> {
     /// One host's budget, line, health and rate limit.
     struct Host {
         let name: String
+        /// The most attempts it runs at once, and the most of them low-priority calls hold.
+        let budget: Int
+        let lowPriorityBudget: Int
         var availability = Availability.available
         /// Attempts in a row that failed to connect.
         var consecutiveFailures = 0

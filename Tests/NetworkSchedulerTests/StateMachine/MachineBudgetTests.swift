@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 @testable import NetworkScheduler
 
@@ -13,6 +16,26 @@ import Testing
 
         driver.end("task 1")
         #expect(driver.started.count == 3)
+        #expect(driver.violations.isEmpty)
+    }
+
+    @Test func streamsWaitInALineOfTheirOwnBesideTheirHostsWithABudgetOfItsOwn() {
+        var driver = MachineDriver(budget: 1, streamBudget: 1)
+        func stream(_ path: String) -> Submission {
+            Submission(.urlRequest(URLRequest(url: URL(string: "https://api.test\(path)")!)), deduplication: .disabled,
+                       stream: StreamChannel(decoder: ChunkDecoder(), limit: 1, reconnection: nil))
+        }
+        driver.send("feed", "/feed", shared: false, submission: stream("/feed"))
+        driver.send("log", "/log", shared: false, submission: stream("/log"))
+        driver.send("me", "/me")
+        // The request takes its host's slot beside the open stream; the second stream waits.
+        #expect(driver.started == ["task 1", "task 2"])
+        #expect(driver.machine.hostIndices.keys.sorted() == ["https://api.test:443", "https://api.test:443 streams"])
+
+        driver.end("task 2")
+        #expect(driver.started == ["task 1", "task 2"])
+        driver.end("task 1")
+        #expect(driver.started == ["task 1", "task 2", "task 3"])
         #expect(driver.violations.isEmpty)
     }
 

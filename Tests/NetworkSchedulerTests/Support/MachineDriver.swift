@@ -53,12 +53,12 @@ struct MachineDriver {
     /// Each waiting call's place within its rank after the last event.
     private var lineArrivals: [CallID: Int] = [:]
 
-    init(budget: Int = 2, lowPriorityBudget: Int? = nil, retryPolicy: RetryPolicy = .never,
+    init(budget: Int = 2, lowPriorityBudget: Int? = nil, streamBudget: Int = 2, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
          healthPolicy: HostHealth.Policy = .never, rateLimits: [String: HostHealth.RateLimit] = [:]) {
         self.retryPolicy = retryPolicy
         machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget,
-                          maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
+                          streamBudget: streamBudget, maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
                           rateLimits: rateLimits, jitterSeed: 1)
     }
 

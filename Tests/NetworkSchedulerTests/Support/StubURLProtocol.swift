@@ -44,6 +44,11 @@ final class StubURLProtocol: URLProtocol {
             client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             client?.urlProtocol(self, didLoad: body)
             client?.urlProtocolDidFinishLoading(self)
+        case let .streams(status, headers, chunks, then):
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+            client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            for chunk in chunks { client?.urlProtocol(self, didLoad: chunk) }
+            if then == nil { client?.urlProtocolDidFinishLoading(self) }
         case .fail(let error):
             client?.urlProtocol(self, didFailWithError: error)
         case .hold, .never, .delayed, .progress, .breaks:

@@ -1,0 +1,279 @@
+import Foundation
+
+/// A stream's elements between its transport and its one reader, across its connections.
+///
+/// Its buffer holds at most `limit` bytes of elements the reader has not taken: past that it
+/// asks the transport to stop reading (``ResponseBodySink/hasRoom(orWhenRoom:)``) until the
+/// reader has taken half. A transport that cannot stop reading fills it up to twice the limit,
+/// and then the stream fails with ``ServiceError/streamBufferFull(limit:)``.
+///
+/// It ends once, with the caller's outcome from its scheduler (which comes after every chunk
+/// its transport handed over): the reader gets what arrived, then the end or the error. A
+/// cancellation ends the reading at once.
+final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable {
+    // Safety: the mutable state is in `state`, behind its lock.
+
+    let limit: Int
+    /// What a reconnection waits for, if the server did not say; nil for a stream that does
+    /// not reconnect once it delivered something.
+    private let reconnection: StreamReconnection?
+    private let state: Locked<State>
+
+    fileprivate struct State {
+        var decoder: any StreamDecoder<Element>
+        /// Elements not yet read, from `head` on.
+        var buffer: [Element] = []
+        var head = 0
+        var buffered = 0
+        /// The connection whose sink may push: an older one's chunks are stale.
+        var connection = 0
+        /// Whether the reader got anything, on any connection.
+        var hasDelivered = false
+        /// Reconnections since the last element, for the limit.
+        var reconnectionsInARow = 0
+        /// The reader waiting for the next element.
+        var reader: CheckedContinuation<Element?, any Error>?
+        /// The transport waiting for room, paused.
+        var writer: (@Sendable () -> Void)?
+        var end: Result<Void, ServiceError>?
+    }
+
+    init(decoder: any StreamDecoder<Element>, limit: Int, reconnection: StreamReconnection?) {
+        self.limit = max(1, limit)
+        self.reconnection = reconnection
+        state = Locked(State(decoder: decoder))
+    }
+
+    // MARK: - The reader's side
+
+    /// The next element, nil once the stream ended whole, or the error it ended with.
+    func nextResult() async -> Result<Element?, ServiceError> {
+        do {
+            return .success(try await withCheckedThrowingContinuation { continuation in
+                let (result, writer) = state.withLock { state -> (Result<Element?, ServiceError>?, (@Sendable () -> Void)?) in
+                    if state.head < state.buffer.count { return (.success(state.take()), state.release(limit: limit)) }
+                    if let end = state.end { return (end.map { nil }, nil) }
+                    guard state.reader == nil else {
+                        return (.failure(.invalidRequest(reason: "a stream is read by one task at a time")), nil)
+                    }
+                    state.reader = continuation
+                    return (nil, nil)
+                }
+                writer?()
+                if let result { continuation.resume(with: result) }
+            })
+        } catch {
+            return .failure(ServiceError(error))
+        }
+    }
+
+    /// Ends the stream with `outcome` (only the first counts), and wakes its reader and its
+    /// transport.
+    func finish(_ outcome: Result<Void, ServiceError>) {
+        let (reader, writer) = state.withLock { state -> (CheckedContinuation<Element?, any Error>?, (@Sendable () -> Void)?) in
+            guard state.end == nil else { return (nil, nil) }
+            // What arrived stays readable, then the end or the error; a cancel ends the reading
+            // at once.
+            if case .failure(.cancelled) = outcome { state.dropBuffer() }
+            state.end = outcome
+            defer { state.reader = nil; state.writer = nil }
+            // A reader waits only on an empty buffer.
+            return (state.reader, state.writer)
+        }
+        writer?()
+        reader?.resume(with: outcome.map { Element?.none })
+    }
+
+    var isFinished: Bool { state.withLock { $0.end != nil } }
+
+    var reconnects: Bool { reconnection != nil }
+
+    // MARK: - The scheduler's side
+
+    func makeSink(progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking {
+        let (connection, headers) = state.withLock { state in
+            state.connection += 1
+            return (state.connection, state.decoder.startConnection())
+        }
+        return StreamSink(channel: self, connection: connection, headers: headers, progress: progress)
+    }
+
+    func retryDecision(for attempt: RetryPolicy.FailedAttempt) -> RetryPolicy.Decision {
+        let (hasDelivered, mayReconnect) = state.withLock { state -> (Bool, Bool) in
+            guard let reconnection, state.end == nil else { return (state.hasDelivered, false) }
+            state.reconnectionsInARow += 1
+            return (state.hasDelivered, state.reconnectionsInARow <= reconnection.maximumInARow)
+        }
+        guard let reconnection else { return hasDelivered ? .doNotRetry : .usePolicy }
+        guard mayReconnect else { return .doNotRetry }
+        // A request that is not safe to repeat is not sent again for a lost connection.
+        guard HTTPVerb(rawValue: attempt.method).isIdempotent, let error = attempt.error,
+              error.isConnectivityFailure || error == .timedOut else { return .usePolicy }
+        let asked = state.withLock { $0.decoder.reconnectionDelay }
+        return .retry(after: asked ?? reconnection.delay)
+    }
+
+    // MARK: - A connection's sink
+
+    func accepts(_ head: ResponseHead) -> Bool {
+        state.withLock { $0.decoder.accepts(head) }
+    }
+
+    /// Decodes a chunk of `connection` into the buffer, or throws why the transport must stop:
+    /// a stale connection or a stream that ended (`.cancelled`), a full buffer, bad framing.
+    func push(_ chunk: Data, from connection: Int) throws(ServiceError) {
+        let pushed = state.withLock { state in
+            Result { () throws(ServiceError) in
+                guard state.connection == connection, state.end == nil else { throw .cancelled }
+                var elements: [Element] = []
+                try state.decoder.decode(chunk, into: &elements)
+                return try state.add(elements, limit: limit)
+            }
+        }
+        let (reader, first) = try pushed.get()
+        if let reader, let first { reader.resume(returning: first) }
+    }
+
+    /// The body of `connection` ended whole: its last bytes may complete an element.
+    func endOfBody(from connection: Int) {
+        let (reader, first) = state.withLock { state -> (CheckedContinuation<Element?, any Error>?, Element?) in
+            guard state.connection == connection, state.end == nil else { return (nil, nil) }
+            var elements: [Element] = []
+            state.decoder.finish(into: &elements)
+            // Past the limit or not: the transport is done, and these are its last.
+            return (try? state.add(elements, limit: .max)) ?? (nil, nil)
+        }
+        if let reader, let first { reader.resume(returning: first) }
+    }
+
+    /// Whether the buffer has room; if not, `resume` is kept and called once it has.
+    func hasRoom(orWhenRoom resume: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard state.end == nil, state.buffered >= limit else { return true }
+            state.writer = resume
+            return false
+        }
+    }
+}
+
+extension StreamChannel.State {
+    /// Takes the first element (the buffer is not empty).
+    mutating func take() -> Element {
+        let element = buffer[head]
+        buffered -= decoder.size(of: element)
+        head += 1
+        if head == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64, head * 2 > buffer.count {
+            buffer.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+
+    /// The transport to resume, once the reader took half of what the buffer may hold.
+    mutating func release(limit: Int) -> (@Sendable () -> Void)? {
+        guard writer != nil, buffered <= limit / 2 else { return nil }
+        defer { writer = nil }
+        return writer
+    }
+
+    mutating func dropBuffer() {
+        buffer = []
+        head = 0
+        buffered = 0
+    }
+
+    /// Adds `elements`: the first goes straight to a waiting reader, if there is one.
+    mutating func add(_ elements: [Element], limit: Int) throws(ServiceError)
+        -> (CheckedContinuation<Element?, any Error>?, Element?) {
+        guard !elements.isEmpty else { return (nil, nil) }
+        hasDelivered = true
+        reconnectionsInARow = 0
+        var rest = elements[...]
+        var handed: (CheckedContinuation<Element?, any Error>?, Element?) = (nil, nil)
+        if let reader {
+            self.reader = nil
+            handed = (reader, rest.removeFirst())
+        }
+        for element in rest { buffered += decoder.size(of: element) }
+        buffer.append(contentsOf: rest)
+        if limit < .max / 2, buffered > 2 * limit { throw .streamBufferFull(limit: limit) }
+        return handed
+    }
+}
+
+/// How an event stream reconnects after its connection is lost.
+struct StreamReconnection: Sendable {
+    /// Seconds before a reconnection, when the server sent no `retry`.
+    var delay: TimeInterval
+    /// Reconnections without an event between them before the stream fails.
+    var maximumInARow: Int
+}
+
+/// What the scheduler needs of a stream, whatever its elements: a sink for each attempt, and
+/// whether a failed attempt may be tried again.
+protocol StreamIntake: AnyObject, Sendable {
+    /// Whether it reconnects after a lost connection, as long as it makes progress.
+    var reconnects: Bool { get }
+    /// The sink for a new connection; `progress` is told the bytes of each chunk it takes.
+    func makeSink(progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking
+    /// Whether an attempt that failed may be tried again: never once a stream that does not
+    /// reconnect delivered something.
+    func retryDecision(for attempt: RetryPolicy.FailedAttempt) -> RetryPolicy.Decision
+    /// Ends the stream with its caller's outcome.
+    func finish(_ outcome: Result<Void, ServiceError>)
+}
+
+/// A connection's sink, with the headers that connection must send.
+protocol StreamSinking: ResponseBodySink {
+    /// What the connection asks for besides the request (`Last-Event-ID`).
+    var headers: [String: String] { get }
+    /// Whether it took a response's body.
+    var isAccepted: Bool { get }
+    /// The body ended whole.
+    func endOfBody()
+}
+
+/// One connection's sink into its stream's channel.
+final class StreamSink<Element: Sendable>: StreamSinking, @unchecked Sendable {
+    // Safety: immutable but for `accepted`, behind its lock.
+    private let channel: StreamChannel<Element>
+    private let accepted = Locked(false)
+    private let connection: Int
+    let headers: [String: String]
+    private let progress: @Sendable (Int) -> Void
+
+    init(channel: StreamChannel<Element>, connection: Int, headers: [String: String], progress: @escaping @Sendable (Int) -> Void) {
+        self.channel = channel
+        self.connection = connection
+        self.headers = headers
+        self.progress = progress
+    }
+
+    func accept(_ head: ResponseHead) throws -> Bool {
+        guard (200..<300).contains(head.statusCode) else { return false }
+        guard channel.accepts(head) else {
+            throw ServiceError.badServerResponse(URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the server answered \(head.value(forHTTPHeaderField: "Content-Type") ?? "no content type") to a request for an event stream"]))
+        }
+        accepted.withLock { $0 = true }
+        return true
+    }
+
+    var isAccepted: Bool { accepted.withLock { $0 } }
+
+    func write(_ chunk: Data) throws {
+        try channel.push(chunk, from: connection)
+        progress(chunk.count)
+    }
+
+    func hasRoom(orWhenRoom resume: @escaping @Sendable () -> Void) -> Bool {
+        channel.hasRoom(orWhenRoom: resume)
+    }
+
+    func endOfBody() {
+        channel.endOfBody(from: connection)
+    }
+}
