@@ -6,9 +6,10 @@ import NIOCore
 import NIOHTTP1
 
 extension AsyncHTTPClientTransport {
-    /// A response whose accepted body goes to a ``ResponseBodySink`` (a download's file) as it
-    /// arrives, a chunk at a time: the next is read from the connection only once the last is
-    /// written, so a slow disk slows the socket instead of filling memory. A body the sink
+    /// A response whose accepted body goes to a ``ResponseBodySink`` (a download's file, a
+    /// stream's reader) as it arrives, a chunk at a time: the next is read from the connection
+    /// only once the last is written and the sink has room, so a slow disk or a slow reader
+    /// slows the socket instead of filling memory. A body the sink
     /// declines (an error's) is collected under the size limit, as ``ResponseAccumulator`` does.
     final class SinkingDelegate: HTTPClientResponseDelegate {
         typealias Response = HTTPClient.Response
@@ -87,10 +88,12 @@ extension AsyncHTTPClientTransport {
             Self.writing.async { [sink] in
                 do {
                     try sink.write(chunk)
-                    written.succeed(())
                 } catch {
                     written.fail(error)
+                    return
                 }
+                // A stream's reader behind: the next chunk is read once it caught up.
+                if sink.hasRoom(orWhenRoom: { written.succeed(()) }) { written.succeed(()) }
             }
             return written.futureResult
         }
