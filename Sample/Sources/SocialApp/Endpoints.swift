@@ -67,3 +67,14 @@ extension Resource where Model == URL {
                   maximumSize: bytes)
     }
 }
+
+extension StreamResource where Element == ServerSentEvent {
+    /// `GET /feed/live`: new posts as server-sent events, from the one after `after` (or the
+    /// last event ID a reconnection sends) on; `limit` ends the stream after that many.
+    public static func liveFeed(after: Post.ID? = nil, limit: Int? = nil) -> Self {
+        var query: [URLQueryItem] = []
+        if let after { query.append(URLQueryItem(name: "after", value: String(after))) }
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        return .events("feed/live", query: query, reconnectionDelay: 0.1)
+    }
+}

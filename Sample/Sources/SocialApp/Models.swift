@@ -1,3 +1,6 @@
+import Foundation
+import NetworkScheduler
+
 /// A member of the social network.
 public struct User: Codable, Sendable, Equatable, Identifiable {
     public let id: Int
@@ -10,6 +13,12 @@ public struct Post: Codable, Sendable, Equatable, Identifiable {
     public let id: Int
     public let authorID: Int
     public let text: String
+
+    /// The post a live feed's `post` event carries, or nil for another event.
+    public init?(event: ServerSentEvent) {
+        guard event.type == "post", let post = try? JSONDecoder().decode(Post.self, from: Data(event.data.utf8)) else { return nil }
+        self = post
+    }
 }
 
 /// One page of the feed, newest first.

@@ -101,6 +101,15 @@ public struct PostsService: Sendable {
         try await client.value(for: .post(id))
     }
 
+    /// New posts as the server announces them (`GET /feed/live`), each event's post read with
+    /// ``Post/init(event:)``. It reconnects after a lost connection from the last post it saw,
+    /// and ends with its group.
+    public func liveFeed(
+        after: Post.ID? = nil, limit: Int? = nil, priority: RequestPriority = .normal, group: RequestGroup? = nil
+    ) -> ResponseStream<ServerSentEvent> {
+        client.stream(.liveFeed(after: after, limit: limit), priority: priority, group: group)
+    }
+
     /// Deletes one of the user's posts.
     public func delete(_ id: Post.ID) async throws(ServiceError) {
         try await client.value(for: .delete(post: id))

@@ -30,12 +30,14 @@ public struct Fault: Codable, Sendable, Equatable {
     public var setCookie: String?
     /// Reads an upload's body slowly: pauses this many milliseconds after each 64 KiB.
     public var readPauseMilliseconds: Int?
-    /// Sends this many bytes of an export's body, then closes the connection.
+    /// Sends this many bytes of an export's body or a live feed, then closes the connection.
     public var cutAfterBytes: Int?
     /// Answers an export's `Range` with the whole body (200), as a server without ranges does.
     public var ignoresRange: Bool
     /// Answers an export's `Range` with a range that starts 100 bytes before the one asked for.
     public var wrongRange: Bool
+    /// Answers a live feed with one line of 100 MB.
+    public var endlessLine: Bool
 
     public init(
         latencyMilliseconds: Int? = nil,
@@ -54,7 +56,8 @@ public struct Fault: Codable, Sendable, Equatable {
         readPauseMilliseconds: Int? = nil,
         cutAfterBytes: Int? = nil,
         ignoresRange: Bool = false,
-        wrongRange: Bool = false
+        wrongRange: Bool = false,
+        endlessLine: Bool = false
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.status = status
@@ -73,6 +76,7 @@ public struct Fault: Codable, Sendable, Equatable {
         self.cutAfterBytes = cutAfterBytes
         self.ignoresRange = ignoresRange
         self.wrongRange = wrongRange
+        self.endlessLine = endlessLine
     }
 
     /// The fault the request being answered took, if any.

@@ -16,4 +16,6 @@ public enum Route: String, CaseIterable, Codable, Sendable {
     case avatar = "POST /me/avatar"
     /// A large body (`?bytes=N`), with an `ETag`, `Range` and `If-Range`.
     case export = "GET /exports/{name}"
+    /// New posts as server-sent events, from a `Last-Event-ID` on.
+    case liveFeed = "GET /feed/live"
 }

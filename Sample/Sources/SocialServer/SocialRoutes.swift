@@ -18,6 +18,7 @@ struct SocialRoutes: Sendable {
     let store: SocialStore
     let faults: FaultBoard
     let arrivals: ArrivalLog
+    let liveFeeds: LiveFeeds
 
     typealias Context = SocialContext
 
@@ -119,6 +120,7 @@ struct SocialRoutes: Sendable {
         }
         addUploadRoutes(to: router)
         addExportRoutes(to: router)
+        addLiveFeedRoutes(to: router)
         router.get("/_stats/connections") { _, _ in
             Reply.json(["connections": arrivals.connections])
         }

@@ -21,12 +21,13 @@ public final class SocialServer: Sendable {
     /// The port the server listens on.
     public let port: Int
     private let store: SocialStore
-    private let running: NIOLockedValueBox<LoopbackHTTPServer>
+    private let running: NIOLockedValueBox<(server: LoopbackHTTPServer, feeds: LiveFeeds)>
 
     /// The server's address, `http://127.0.0.1:PORT`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, port: Int, serving: LoopbackHTTPServer) {
+    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, port: Int,
+                 serving: (server: LoopbackHTTPServer, feeds: LiveFeeds)) {
         self.store = store
         self.faults = faults
         self.arrivals = arrivals
@@ -39,23 +40,30 @@ public final class SocialServer: Sendable {
         let store = SocialStore()
         let faults = FaultBoard()
         let arrivals = ArrivalLog()
-        let serving = try await LoopbackHTTPServer.start(SocialRoutes(store: store, faults: faults, arrivals: arrivals).router(),
-                                                         port: port, name: "SocialServer")
-        return SocialServer(store: store, faults: faults, arrivals: arrivals, port: serving.port, serving: serving)
+        let serving = try await serve(store: store, faults: faults, arrivals: arrivals, port: port)
+        return SocialServer(store: store, faults: faults, arrivals: arrivals, port: serving.server.port, serving: serving)
     }
 
-    /// Stops the server and waits until it has: it stops accepting connections, answers the
-    /// requests in progress and closes.
+    private static func serve(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog,
+                              port: Int) async throws -> (server: LoopbackHTTPServer, feeds: LiveFeeds) {
+        let feeds = LiveFeeds()
+        let routes = SocialRoutes(store: store, faults: faults, arrivals: arrivals, liveFeeds: feeds)
+        return (try await LoopbackHTTPServer.start(routes.router(), port: port, name: "SocialServer"), feeds)
+    }
+
+    /// Stops the server and waits until it has: it stops accepting connections, ends its live
+    /// feeds, answers the requests in progress and closes.
     public func stop() async {
-        await running.withLockedValue { $0 }.stop()
+        let (server, feeds) = running.withLockedValue { $0 }
+        feeds.close()
+        await server.stop()
     }
 
     /// Stops the server, then serves again on the same port with the same data, as a real
     /// server restarting behind its database would. Connections open meanwhile are refused.
     public func restart() async throws {
         await stop()
-        let serving = try await LoopbackHTTPServer.start(SocialRoutes(store: store, faults: faults, arrivals: arrivals).router(),
-                                                         port: port, name: "SocialServer")
+        let serving = try await Self.serve(store: store, faults: faults, arrivals: arrivals, port: port)
         running.withLockedValue { $0 = serving }
     }
 

@@ -93,6 +93,12 @@ actor SocialStore {
 
     func post(_ id: Int) -> PostRecord? { posts[id] }
 
+    /// The posts newer than `id`, oldest first.
+    func posts(after id: Int) -> [PostRecord] {
+        guard lastPostID > id else { return [] }
+        return ((id + 1)...lastPostID).compactMap { posts[$0] }
+    }
+
     func postCount(withTextPrefix prefix: String) -> Int {
         posts.values.count { $0.text.hasPrefix(prefix) }
     }
