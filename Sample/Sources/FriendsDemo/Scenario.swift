@@ -39,6 +39,7 @@ struct Scenario {
         "A gateway serves a hundred clients over AsyncHTTPClient: one upstream call per profile",
         "A 16 MB upload at low priority: the screen's calls keep their slot",
         "A download the server drops halfway: resumed where it stopped",
+        "A live feed: it survives a cut connection, and ends with its screen",
     ]
 
     func run() async throws {
@@ -56,6 +57,7 @@ struct Scenario {
         try await aGatewayServesManyClients()
         try await anUploadAtLowPriority()
         try await aDownloadResumedAfterTheServerDropsIt()
+        try await aLiveFeedEndsWithItsScreen()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while
