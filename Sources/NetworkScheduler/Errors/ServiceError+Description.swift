@@ -34,6 +34,7 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
         case .badServerResponse(let error): return "badServerResponse(\(Self.code(error)))"
         case .responseTooLarge(let limit): return "responseTooLarge(limit: \(limit))"
         case .streamBufferFull(let limit): return "streamBufferFull(limit: \(limit))"
+        case .cannotWriteFile(let reason): return "cannotWriteFile(\(reason))"
         case .timedOut: return "timedOut"
         case .cancelled: return "cancelled"
         case .deadlineExceeded: return "deadlineExceeded"

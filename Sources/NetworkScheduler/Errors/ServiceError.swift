@@ -32,6 +32,9 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// A stream's reader fell behind by more than twice its buffer (`limit` bytes) over a
     /// transport that cannot stop reading the connection (URLSession on Linux): see <doc:Streams>.
     case streamBufferFull(limit: Int)
+    /// A download's file could not be written: its folder refuses it, or the disk is full.
+    /// `reason` names the file and says why, as the system did.
+    case cannotWriteFile(reason: String)
     /// The request did not end within its deadline: its timeout, counted from when it was put
     /// on the wire to its last byte, whatever the server or the transport did meanwhile; for an
     /// upload, counted again from each step of its progress (see <doc:Uploads>).
@@ -141,6 +144,7 @@ extension ServiceError {
         case .badServerResponse: "badServerResponse"
         case .responseTooLarge: "responseTooLarge"
         case .streamBufferFull: "streamBufferFull"
+        case .cannotWriteFile: "cannotWriteFile"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
         case .deadlineExceeded: "deadlineExceeded"
@@ -183,6 +187,8 @@ extension ServiceError: LocalizedError {
             return "The server's answer was larger than the \(limit) bytes allowed."
         case .streamBufferFull(let limit):
             return "The stream arrived faster than it was read: more than twice its \(limit)-byte buffer was waiting."
+        case .cannotWriteFile(let reason):
+            return "The download could not be saved: \(reason)"
         case .timedOut:
             return "The server took too long to answer."
         case .cancelled:

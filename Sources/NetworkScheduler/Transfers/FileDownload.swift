@@ -13,6 +13,10 @@ import Darwin
 /// `Last-Modified` date. A server that answers the whole body (it ignores ranges, or the file
 /// changed) starts the file over; one that answers another range than asked fails the attempt
 /// and the partial file is removed. Never are two versions spliced.
+///
+/// A file that cannot be written (a folder that refuses it, a full disk) fails the attempt with
+/// ``ServiceError/cannotWriteFile(reason:)`` and removes the partial file, freeing its space;
+/// the destination is never touched until the body is whole.
 final class FileDownload: ResponseBodySink, @unchecked Sendable {
     // Safety: the mutable state is in `state`, behind its lock.
 
@@ -30,6 +34,8 @@ final class FileDownload: ResponseBodySink, @unchecked Sendable {
         var expected: Int64?
         var isAccepted = false
         var isSettled = false
+        /// Writing failed: what was written is not kept.
+        var writeFailed = false
     }
 
     /// Destinations a download is writing to, so that two calls never write one file.
@@ -109,7 +115,8 @@ final class FileDownload: ResponseBodySink, @unchecked Sendable {
         do {
             try handle?.write(contentsOf: chunk)
         } catch {
-            throw ServiceError.underlying(ServiceError.UnderlyingError(error))
+            state.withLock { $0.writeFailed = true }
+            throw cannotWrite(partial, error)
         }
         progress(.received(length, of: expected))
     }
@@ -121,7 +128,13 @@ final class FileDownload: ResponseBodySink, @unchecked Sendable {
             return (state.handle, state.length, state.expected)
         }
         try? handle?.close()
-        if let expected, length != expected {
+        if let expected, length > expected {
+            // More than the server said: which bytes are the body's cannot be known.
+            settle(keepingPartial: false)
+            throw .badServerResponse(URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the server sent more than the \(expected) bytes its Content-Length said"]))
+        }
+        if let expected, length < expected {
             // Cut short: kept, for the next attempt to resume.
             settle(keepingPartial: true)
             throw .connectionLost(URLError(.networkConnectionLost))
@@ -132,8 +145,9 @@ final class FileDownload: ResponseBodySink, @unchecked Sendable {
         }
         // In one step, whatever was there: a reader sees the old file or the new, never half.
         guard rename(partial.path, destination.path) == 0 else {
+            let reason = String(cString: strerror(errno))
             settle(keepingPartial: false)
-            throw .underlying(ServiceError.UnderlyingError(CocoaError(.fileWriteUnknown)))
+            throw .cannotWriteFile(reason: "\(destination.lastPathComponent): \(reason)")
         }
         settle(keepingPartial: false)
     }
@@ -141,12 +155,12 @@ final class FileDownload: ResponseBodySink, @unchecked Sendable {
     /// The attempt failed or was cancelled: its partial file is kept for the next attempt if
     /// the server named its version, and removed otherwise.
     func abandon() {
-        let handle = state.withLock { state in
+        let (handle, writeFailed) = state.withLock { state in
             defer { state.handle = nil }
-            return state.handle
+            return (state.handle, state.writeFailed)
         }
         try? handle?.close()
-        let resumable = FileManager.default.fileExists(atPath: version.path)
+        let resumable = !writeFailed && FileManager.default.fileExists(atPath: version.path)
         settle(keepingPartial: resumable)
     }
 
@@ -167,17 +181,44 @@ final class FileDownload: ResponseBodySink, @unchecked Sendable {
 
     /// The partial file, cut to `offset` bytes and open for writing after them.
     private func open(from offset: Int64) throws -> FileHandle {
+        let descriptor = Self.openForWriting(partial.path)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            state.withLock { $0.writeFailed = true }
+            throw ServiceError.cannotWriteFile(reason: "\(partial.lastPathComponent): \(reason)")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
-            if offset == 0 || !FileManager.default.fileExists(atPath: partial.path) {
-                guard FileManager.default.createFile(atPath: partial.path, contents: nil) else { throw CocoaError(.fileWriteNoPermission) }
+            // Shorter than asked for (removed meanwhile): resuming would splice in zeros.
+            guard try handle.seekToEnd() >= UInt64(offset) else {
+                discardPartial()
+                throw ServiceError.connectionLost(URLError(.networkConnectionLost))
             }
-            let handle = try FileHandle(forWritingTo: partial)
             try handle.truncate(atOffset: UInt64(offset))
             try handle.seekToEnd()
             return handle
+        } catch let error as ServiceError {
+            throw error
         } catch {
-            throw ServiceError.underlying(ServiceError.UnderlyingError(error))
+            state.withLock { $0.writeFailed = true }
+            throw cannotWrite(partial, error)
         }
+    }
+
+    /// Opens `path` for writing, made if it is not there, kept as it is if it is.
+    private static func openForWriting(_ path: String) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #else
+        Darwin.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        #endif
+    }
+
+    /// Why `file` could not be written, naming it and nothing above it.
+    private func cannotWrite(_ file: URL, _ error: any Error) -> ServiceError {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        let reason = (underlying ?? error as NSError).localizedDescription
+        return .cannotWriteFile(reason: "\(file.lastPathComponent): \(reason)")
     }
 
     /// A strong `ETag`, or else a `Last-Modified` date: what `If-Range` may name.
