@@ -53,7 +53,7 @@ public final class SchedulerAudit: RequestEvent.Monitor {
                 state.networkCalls["\(call.method) \(call.url?.path ?? "")", default: 0] += 1
             case .outcomeKept:
                 state.keptOutcomes += 1
-            case .retried, .promoted, .hostHealthChanged:
+            case .retried, .promoted, .hostHealthChanged, .progressed:
                 break
             }
             guard state.open.isEmpty else { return [] }

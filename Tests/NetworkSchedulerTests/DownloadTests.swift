@@ -44,6 +44,7 @@ import NetworkSchedulerTesting
         #expect(Self.contents(of: destination) == Self.body)
         #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
         #expect(told.elements.last == .received(1_000, of: 1_000))
+        #expect(harness.events.progressed.elements.last?.progress == .received(1_000, of: 1_000), "and so are the monitors")
     }
 
     @Test func aDownloadCutShortResumesFromTheVersionTheServerNamed() async throws {

@@ -114,6 +114,7 @@ private final class StoryRecorder: RequestEvent.Monitor {
         case let .promoted(call, _, to): lines.append("promoted \(call.url?.path ?? "") to \(to)")
         case let .hostHealthChanged(host, health): lines.append("\(host) \(health)")
         case let .outcomeKept(call, _): lines.append("kept \(call.url?.path ?? "")")
+        case let .progressed(call, progress): lines.append("progressed \(call.url?.path ?? "") \(progress.bytesReceived)")
         }
     }
 }

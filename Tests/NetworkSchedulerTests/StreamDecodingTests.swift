@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// The framings of a streamed body, fed chunk by chunk, as a transport hands them over.
 @Suite struct StreamDecodingTests {
@@ -83,5 +84,44 @@ import Testing
         #expect(decoder.accepts(ResponseHead(url: url, statusCode: 200, headerFields: ["Content-Type": "text/event-stream; charset=utf-8"])))
         #expect(decoder.accepts(ResponseHead(url: url, statusCode: 204, headerFields: [:])))
         #expect(!decoder.accepts(ResponseHead(url: url, statusCode: 200, headerFields: ["Content-Type": "text/html"])))
+    }
+}
+
+/// The channel between a stream's transport and its reader, driven directly.
+@Suite struct StreamChannelTests {
+    @Test func readingWhileTheTransportWaitsForRoomCountsAsTheStreamsProgress() async throws {
+        let channel = StreamChannel<Data>(decoder: ChunkDecoder(), limit: 4, reconnection: nil)
+        let told = EventLog<Int>()
+        let sink = channel.makeSink { told.append($0) }
+        _ = try sink.accept(ResponseHead(url: URL(string: "https://api.test/export")!, statusCode: 200, headerFields: [:]))
+        try sink.write(Data("abcd".utf8))
+        let resumed = EventLog<Void>()
+        #expect(!sink.hasRoom { resumed.append(()) }, "4 bytes wait: the buffer is full")
+
+        #expect(try await channel.nextResult().get() == Data("abcd".utf8))
+
+        // Told once for the chunk, once for the read while paused; room made, so resumed.
+        #expect(told.elements == [4, 0])
+        #expect(resumed.count == 1)
+    }
+
+    @Test func aStaleConnectionsChunksAreRefused() throws {
+        let channel = StreamChannel<Data>(decoder: ChunkDecoder(), limit: 100, reconnection: nil)
+        let first = channel.makeSink { _ in }
+        _ = channel.makeSink { _ in }
+
+        #expect(throws: ServiceError.cancelled) { try first.write(Data("late".utf8)) }
+    }
+
+    @Test func aStreamStepIsSixtyFourKibibytesOrATenthOfASecond() {
+        var steps = ProgressSteps()
+        let told = [
+            steps.isStreamStep(10, at: 0),
+            steps.isStreamStep(20, at: 50_000_000),
+            steps.isStreamStep(30, at: 100_000_000),
+            steps.isStreamStep(30 + 64 * 1_024, at: 100_000_001),
+        ]
+        // The first; not 10 bytes 50 ms later; a tenth of a second later; 64 KiB more.
+        #expect(told == [true, false, true, true])
     }
 }

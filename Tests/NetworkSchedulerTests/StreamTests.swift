@@ -190,6 +190,18 @@ import NetworkSchedulerTesting
         await #expect(throws: ServiceError.timedOut) { _ = try await iterator.next() }
     }
 
+    @Test func aStreamsProgressReachesTheMonitorsNamingItsCaller() async throws {
+        let harness = Harness { _ in .streams(chunks: Self.chunks("abc", "de")) }
+        let stream = harness.api.stream(.chunks("export"))
+
+        _ = try await Self.read(stream)
+
+        let steps = harness.events.progressed.elements
+        #expect(steps.first?.call.callers == [stream.handle.id])
+        #expect(steps.first?.progress == .received(3, of: nil), "the first chunk is a step")
+        #expect(steps.allSatisfy { $0.call.url?.path == "/v1/export" })
+    }
+
     @Test func aStreamWaitsForItsDependencies() async throws {
         let harness = Harness { request in
             request.url?.path == "/v1/login" ? .hold : .streams(headers: Self.eventHeaders, chunks: Self.chunks("data: a\n\n"))

@@ -71,7 +71,7 @@ public struct LoggingEventMonitor: RequestEvent.Monitor {
 
     func level(of event: RequestEvent) -> Logger.Level {
         switch event {
-        case .enqueued, .joined, .started, .succeeded, .cancelled, .hostHealthChanged(_, .available):
+        case .enqueued, .joined, .started, .succeeded, .cancelled, .hostHealthChanged(_, .available), .progressed:
             levels.routine
         case .retried, .promoted, .outcomeKept, .hostHealthChanged(_, .probing):
             levels.notable
@@ -110,6 +110,11 @@ public struct LoggingEventMonitor: RequestEvent.Monitor {
             return fields
         case let .hostHealthChanged(host, health):
             return ["server.address": "\(host)", "host.health": "\(health)"]
+        case let .progressed(call, progress):
+            return fields(of: call).merging([
+                "transfer.bytes_sent": "\(progress.bytesSent)",
+                "transfer.bytes_received": "\(progress.bytesReceived)",
+            ]) { $1 }
         }
     }
 

@@ -50,7 +50,7 @@ public final class MetricsEventMonitor: RequestEvent.Monitor {
     /// - Parameter event: what happened.
     public func record(_ event: RequestEvent) {
         switch event {
-        case .enqueued:
+        case .enqueued, .progressed:
             break
         case .joined:
             fixed.deduplicated.increment()

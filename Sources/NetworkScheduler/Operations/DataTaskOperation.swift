@@ -223,12 +223,14 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         if isStep { onProgress?(progress) }
     }
 
-    /// Passes on a stream's progress, every chunk: each one moves the attempt's deadline.
+    /// Passes on a stream's progress (bytes that arrived, or 0 when its reader took some while
+    /// the transport waited): each step moves the attempt's deadline.
     private func streamed(_ bytes: Int) {
+        let now = DispatchTime.now().uptimeNanoseconds
         let total = withStateLock { () -> Int64? in
             if case .completed = task { return nil }
             streamed += Int64(bytes)
-            return streamed
+            return progressSteps.isStreamStep(streamed, at: now) ? streamed : nil
         }
         if let total { onProgress?(.received(total, of: nil)) }
     }
@@ -349,10 +351,24 @@ func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
 
 /// Which of a transfer's progress reports to pass on: one for each hundredth of it (and at
 /// least 64 KiB), and the last, so that a caller is told about a hundred times whatever the
-/// size, and the scheduler's lock is not taken for every few kilobytes.
+/// size, and the scheduler's lock is not taken for every few kilobytes. A stream, whose size is
+/// not known, passes one per 64 KiB or per tenth of a second, whichever comes first: its
+/// deadline is on stalling, so even a trickle must move it.
 struct ProgressSteps {
     /// The bytes gone (out and in) at the last report passed on, or nil before the first.
     private var lastPassed: Int64?
+    /// Uptime of the last stream step passed on.
+    private var lastPassedAt: UInt64 = 0
+
+    /// Whether a stream that has brought `total` bytes at uptime `now` has made a step.
+    mutating func isStreamStep(_ total: Int64, at now: UInt64) -> Bool {
+        guard lastPassed == nil || total - (lastPassed ?? 0) >= 64 * 1_024 || now &- lastPassedAt >= 100_000_000 else {
+            return false
+        }
+        lastPassed = total
+        lastPassedAt = now
+        return true
+    }
 
     /// Whether `progress` is a step from the last one passed on; if so, it becomes the last.
     mutating func isStep(_ progress: TransferProgress) -> Bool {

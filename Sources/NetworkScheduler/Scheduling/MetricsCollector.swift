@@ -104,7 +104,7 @@ public final class MetricsCollector: RequestEvent.Monitor {
                 counts.snapshot.promotions += 1
             case .hostHealthChanged(_, .paused):
                 counts.snapshot.hostPauses += 1
-            case .hostHealthChanged, .outcomeKept:
+            case .hostHealthChanged, .outcomeKept, .progressed:
                 break
             }
         }

@@ -42,6 +42,9 @@ public enum RequestEvent: Sendable {
     /// A host (`scheme://host:port`) was paused, let a probe through, or became available
     /// again (see ``HostHealth``).
     case hostHealthChanged(host: String, HostHealth)
+    /// A network call's body went out or came in by another step: about a hundredth of an
+    /// upload or a download (and at least 64 KiB), and for a stream at most ten a second.
+    case progressed(Call, TransferProgress)
 }
 
 extension RequestEvent {
@@ -123,6 +126,8 @@ extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
         case let .hostHealthChanged(host, health): "\(host) \(health)"
         case let .outcomeKept(call, outcome):
             "kept \(call): \((try? outcome.get()).map(String.init) ?? "\(outcome)")"
+        case let .progressed(call, progress):
+            "progressed \(call): \(progress.bytesSent) bytes sent, \(progress.bytesReceived) received"
         }
     }
 

@@ -24,6 +24,7 @@ extension RequestScheduler {
         let now = clock.uptimeNanoseconds
         let handles = feed { machine in (machine.attemptProgressed(start.id, now: now), Machine.Actions()) }
         for handle in handles { handle.progressed(progress) }
+        record(.progressed(Self.eventCall(start.request, callers: handles.map(\.id)), progress))
     }
 
     /// The machine ended an attempt at its deadline: read that timeout as any attempt's result,

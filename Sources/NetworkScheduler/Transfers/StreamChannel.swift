@@ -35,6 +35,9 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
         var reader: CheckedContinuation<Element?, any Error>?
         /// The transport waiting for room, paused.
         var writer: (@Sendable () -> Void)?
+        /// Tells the current connection its reader took something: while the transport waits,
+        /// reading is the stream's progress.
+        var onRead: (@Sendable (Int) -> Void)?
         var end: Result<Void, ServiceError>?
     }
 
@@ -50,21 +53,32 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
     func nextResult() async -> Result<Element?, ServiceError> {
         do {
             return .success(try await withCheckedThrowingContinuation { continuation in
-                let (result, writer) = state.withLock { state -> (Result<Element?, ServiceError>?, (@Sendable () -> Void)?) in
-                    if state.head < state.buffer.count { return (.success(state.take()), state.release(limit: limit)) }
-                    if let end = state.end { return (end.map { nil }, nil) }
-                    guard state.reader == nil else {
-                        return (.failure(.invalidRequest(reason: "a stream is read by one task at a time")), nil)
-                    }
-                    state.reader = continuation
-                    return (nil, nil)
+                let (result, writer, onRead) = state.withLock { state in
+                    Self.read(&state, limit: limit, waiting: continuation)
                 }
+                onRead?(0)
                 writer?()
                 if let result { continuation.resume(with: result) }
             })
         } catch {
             return .failure(ServiceError(error))
         }
+    }
+
+    /// Takes the next element for `reader`, or keeps it waiting: what to hand it now, the
+    /// transport to resume, and whom to tell a paused transport's stream was read.
+    private static func read(_ state: inout State, limit: Int, waiting reader: CheckedContinuation<Element?, any Error>)
+        -> (Result<Element?, ServiceError>?, (@Sendable () -> Void)?, (@Sendable (Int) -> Void)?) {
+        if state.head < state.buffer.count {
+            let onRead = state.writer == nil ? nil : state.onRead
+            return (.success(state.take()), state.release(limit: limit), onRead)
+        }
+        if let end = state.end { return (end.map { nil }, nil, nil) }
+        guard state.reader == nil else {
+            return (.failure(.invalidRequest(reason: "a stream is read by one task at a time")), nil, nil)
+        }
+        state.reader = reader
+        return (nil, nil, nil)
     }
 
     /// Ends the stream with `outcome` (only the first counts), and wakes its reader and its
@@ -76,7 +90,7 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
             // at once.
             if case .failure(.cancelled) = outcome { state.dropBuffer() }
             state.end = outcome
-            defer { state.reader = nil; state.writer = nil }
+            defer { state.reader = nil; state.writer = nil; state.onRead = nil }
             // A reader waits only on an empty buffer.
             return (state.reader, state.writer)
         }
@@ -93,6 +107,7 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
     func makeSink(progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking {
         let (connection, headers) = state.withLock { state in
             state.connection += 1
+            state.onRead = progress
             return (state.connection, state.decoder.startConnection())
         }
         return StreamSink(channel: self, connection: connection, headers: headers, progress: progress)

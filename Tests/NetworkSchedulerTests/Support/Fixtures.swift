@@ -119,6 +119,8 @@ final class EventRecorder: RequestEvent.Monitor {
     let health = EventLog<HostHealth>()
     /// Keyed calls whose outcome was kept after their callers left.
     let kept = EventLog<RequestEvent.Call>()
+    /// Each step of a call's body, with the callers it was told to.
+    let progressed = EventLog<(call: RequestEvent.Call, progress: TransferProgress)>()
 
     func record(_ event: RequestEvent) {
         switch event {
@@ -130,6 +132,7 @@ final class EventRecorder: RequestEvent.Monitor {
         case .promoted(let call, _, let to): promoted.append((call.url?.path ?? "", to))
         case .hostHealthChanged(_, let change): health.append(change)
         case .outcomeKept(let call, _): kept.append(call)
+        case .progressed(let call, let progress): progressed.append((call, progress))
         }
     }
 }
