@@ -153,3 +153,29 @@ final class Counter: Sendable {
     /// How many numbers were taken.
     var value: Int { next.load(ordering: .relaxed) }
 }
+
+/// The process's resident memory, sampled every 2 ms on a thread of its own until stopped:
+/// its peak over the level it started at.
+final class PeakResident: Sendable {
+    private let state = Mutex((peak: 0, isRunning: true))
+    private let baseline = residentBytes()
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init() {
+        Thread.detachNewThread { [self] in
+            while state.withLock({ $0.isRunning }) {
+                let resident = residentBytes()
+                state.withLock { $0.peak = max($0.peak, resident) }
+                usleep(2_000)
+            }
+            stopped.signal()
+        }
+    }
+
+    /// Stops sampling; returns the peak growth in bytes.
+    func stop() -> Int {
+        state.withLock { $0.isRunning = false }
+        stopped.wait()
+        return max(0, state.withLock { $0.peak } - baseline)
+    }
+}

@@ -27,6 +27,9 @@ final class NginxProcess: LoopbackServer, @unchecked Sendable {
     private let process: Process
     private let directory: URL
 
+    /// Where `PUT /uploads/…` stores bodies, and what `GET /uploads/…` serves.
+    var uploadsFolder: URL { directory.appendingPathComponent("uploads") }
+
     /// What `/users/1/friends` answers: the SocialServer's friends of user 1, as it sends them.
     static let friends = #"[{"id":2,"name":"Grace","email":"grace@example.com"},{"id":3,"name":"Alan","email":"alan@example.com"},{"id":5,"name":"Barbara","email":"barbara@example.com"},{"id":6,"name":"Edsger","email":"edsger@example.com"},{"id":8,"name":"Margaret","email":"margaret@example.com"},{"id":9,"name":"Dennis","email":"dennis@example.com"}]"#
     /// What `POST /posts` answers.

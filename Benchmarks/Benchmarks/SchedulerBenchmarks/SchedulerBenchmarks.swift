@@ -24,6 +24,7 @@ let benchmarks: @Sendable () -> Void = {
     registerRateLimiting()
     registerOperationDependencies()
     registerUploads()
+    registerDownloads()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -289,6 +290,39 @@ func registerUploads() {
                 benchmark.measurement(wireP50[client]!, Int(latency.wireTimeP50 * 1e6))
                 benchmark.measurement(waitOverWire[client]!, percent(latency.queueWaitP99 / latency.wireTimeP50))
             }
+        } catch {
+            benchmark.error("\(error)")
+        }
+    }
+}
+
+func registerDownloads() {
+    typealias Client = Downloads.Client
+    let bytes = 1 << 30
+    let throughput = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): MB/s", prefersLarger: true)) })
+    let growth = Dictionary(uniqueKeysWithValues: Client.allCases.map { ($0, metric("\($0.rawValue): peak resident growth (MiB)")) })
+    let overDownloadTask = metric("scheduler ÷ raw URLSession download task, throughput (%)", prefersLarger: true)
+    let overDataTask = metric("scheduler ÷ raw URLSession data task to a file, throughput (%)", prefersLarger: true)
+    let overAHC = metric("scheduler ÷ raw AsyncHTTPClient, throughput (%)", prefersLarger: true)
+    let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { growth[$0]! } + [overDownloadTask, overDataTask, overAHC]
+    Benchmark("11. Downloads against nginx: 1 GiB to a file",
+              configuration: configuration(metrics, iterations: 3)) { benchmark in
+        do {
+            let downloads = try Downloads.start(bytes: bytes)
+            defer { downloads.stop() }
+            var order = Client.allCases
+            if benchmark.currentIteration % 2 == 1 { order.reverse() }
+            var received: [Client: Downloads.Received] = [:]
+            for client in order { received[client] = try await downloads.receive(bytes: bytes, with: client) }
+            for client in Client.allCases {
+                benchmark.measurement(throughput[client]!, Int(received[client]!.bytesPerSecond / 1e6))
+                benchmark.measurement(growth[client]!, received[client]!.peakGrowthBytes >> 20)
+            }
+            let scheduled = received[.scheduledURLSession]!.bytesPerSecond
+            benchmark.measurement(overDownloadTask, percent(scheduled / received[.rawDownloadTask]!.bytesPerSecond))
+            benchmark.measurement(overDataTask, percent(scheduled / received[.rawDataTaskToFile]!.bytesPerSecond))
+            benchmark.measurement(overAHC, percent(received[.scheduledAsyncHTTPClient]!.bytesPerSecond
+                / received[.rawAsyncHTTPClient]!.bytesPerSecond))
         } catch {
             benchmark.error("\(error)")
         }
