@@ -25,6 +25,22 @@ import Testing
         return Tracked(handle: handle, operation: operation, captured: sentinel)
     }
 
+    @Test func nothingOutlivesAStreamReadToItsEndAndLetGo() async throws {
+        let harness = Harness { _ in .streams(chunks: [Data("a".utf8), Data("b".utf8)]) }
+        weak var channel: StreamChannel<Data>?
+        weak var handle: RequestHandle?
+        do {
+            let stream = harness.api.stream(.chunks("export"))
+            (channel, handle) = (stream.channel, stream.handle)
+            for try await _ in stream {}
+        }
+        await harness.scheduler.queuesDrained()
+
+        #expect(harness.isIdle)
+        #expect(channel == nil)
+        #expect(handle == nil)
+    }
+
     @Test func nothingOutlivesACompletedRequest() async {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()

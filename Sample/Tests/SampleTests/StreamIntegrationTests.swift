@@ -71,6 +71,22 @@ extension HeavyTests {
         }
 
         @Test(arguments: TransportKind.allCases)
+        func aFeedTheServerNeverAnswersEndsAtItsStallDeadlineAfterItsReconnections(over transport: TransportKind) async throws {
+            try await Fixture.with(over: transport) { fixture in
+                _ = try await fixture.logIn()
+                fixture.server.faults.hold(.liveFeed)
+                defer { fixture.server.faults.release(.liveFeed) }
+                let silent = StreamResource<ServerSentEvent>.events("feed/live", timeout: 1, reconnectionDelay: 0,
+                                                                    maximumReconnections: 1)
+
+                await #expect(throws: ServiceError.timedOut) {
+                    try await Self.posts(1, from: fixture.api.client.stream(silent))
+                }
+                #expect(fixture.server.arrivals.count(.liveFeed) == 2, "the first connection, and one reconnection")
+            }
+        }
+
+        @Test(arguments: TransportKind.allCases)
         func aFeedEndsWithItsScreenAndTheHostServesTheNextRequest(over transport: TransportKind) async throws {
             try await Fixture.with(over: transport) { fixture in
                 _ = try await fixture.logIn()

@@ -114,7 +114,7 @@ extension HTTPTransport {
 public final class URLSessionTransport: HTTPTransport {
     /// The session that runs the tasks: made by the transport, with its delegate.
     public let session: URLSession
-    private let delegate: TransportSessionDelegate
+    let delegate: TransportSessionDelegate
 
     /// A transport over a session of its own with `configuration` (a copy; on Linux without
     /// its `URLCache`).
@@ -181,6 +181,17 @@ public final class URLSessionTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         var urlRequest = Self.prepared(request.urlRequest)
+        #if canImport(FoundationNetworking)
+        if request.bodyFile == nil, let download = request.responseSink as? any ContinuableSink {
+            // FoundationNetworking cannot stop reading a connection: a download whose disk falls
+            // behind is continued on a new connection instead of queued in memory.
+            let paced = PacedDownload(session: session, delegate: delegate, request: request, sink: download,
+                                      policy: policy, completion: completion)
+            paced.reprioritize(to: policy.priority)
+            paced.start(urlRequest)
+            return paced
+        }
+        #endif
         let task: URLSessionTask
         if let file = request.bodyFile {
             // An upload task, which sends the file's size as `Content-Length` and reads it a

@@ -16,7 +16,7 @@ public final class ResponseStream<Element: Sendable>: AsyncSequence, Sendable {
 
     /// Its caller: change its priority, pass it to `after:`, or cancel it.
     public let handle: RequestHandle
-    private let channel: StreamChannel<Element>
+    let channel: StreamChannel<Element>
 
     init(handle: RequestHandle, channel: StreamChannel<Element>) {
         self.handle = handle

@@ -11,6 +11,17 @@ final class StubURLProtocol: URLProtocol {
     typealias Handler = @Sendable (URLRequest, Data?) -> StubResponse
 
     private static let handlers = Locked<[String: Handler]>([:])
+    private static let stopped = Locked<[String: EventLog<Void>]>([:])
+
+    /// Each time URLSession stopped loading a request to `host` (a cancellation).
+    static func stops(of host: String) -> EventLog<Void> {
+        stopped.withLock { stopped in
+            if let log = stopped[host] { return log }
+            let log = EventLog<Void>()
+            stopped[host] = log
+            return log
+        }
+    }
 
     /// A session configuration whose requests to `host` are answered by `handler`; without a
     /// `URLCache` unless `cached`.
@@ -56,7 +67,9 @@ final class StubURLProtocol: URLProtocol {
         }
     }
 
-    override func stopLoading() {}
+    override func stopLoading() {
+        Self.stops(of: request.url?.host ?? "").append(())
+    }
 
     /// A POST's body arrives as `httpBody` or as `httpBodyStream`, depending on the platform.
     private static func body(of request: URLRequest) -> Data? {

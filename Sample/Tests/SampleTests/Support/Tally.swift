@@ -75,6 +75,7 @@ final class Tally: RequestEvent.Monitor {
         case .promoted: promoted.add()
         case .hostHealthChanged: health.add()
         case .outcomeKept: kept.add()
+        case .progressed: break
         }
     }
 }
