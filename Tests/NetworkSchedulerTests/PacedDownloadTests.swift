@@ -5,99 +5,96 @@ import Testing
 @testable import NetworkScheduler
 import NetworkSchedulerTesting
 
-/// A sink whose disk is slow: each write waits at a gate the test opens. It can continue from
-/// what it wrote, as a download's file with a version can.
-private final class GatedSink: ContinuableSink, @unchecked Sendable {
-    // Safety: `written` is an event log; `offset` is behind its lock; the gate is a semaphore.
-    let written = EventLog<Data>()
-    let heads = EventLog<Int>()
-    private let gate = DispatchSemaphore(value: 0)
-    private let offset = Locked(0)
-
-    func accept(_ head: ResponseHead) throws -> Bool {
-        heads.append(head.statusCode)
-        return true
-    }
-
-    func write(_ chunk: Data) throws {
-        gate.wait()
-        written.append(chunk)
-        offset.withLock { $0 += chunk.count }
-    }
-
-    /// Lets `count` more writes through.
-    func open(_ count: Int) {
-        for _ in 0..<count { gate.signal() }
-    }
-
-    var canContinue: Bool { true }
-
-    func continuationHeaders() -> [String: String]? {
-        ["Range": "bytes=\(offset.withLock { $0 })-", "If-Range": "\"v1\""]
-    }
-}
-
-/// Downloads over FoundationNetworking, whose session cannot stop reading: past its limit of
-/// bytes waiting for the disk, the data task is cancelled, and the rest asked for with `Range`
-/// once the writer caught up.
+/// Downloads over FoundationNetworking, whose session cannot stop reading a connection: the
+/// body is asked for in parts, each once the last is written, so that at most one waits in
+/// memory.
 @Suite struct PacedDownloadTests {
-    @Test func aDiskBehindStopsTheConnectionAndTheRestIsAskedForWhereTheWriterStopped() async throws {
-        let host = "paced.urlsession.test"
-        let chunks = (0..<8).map { Data(repeating: UInt8($0), count: 1_000) }
-        let ranges = EventLog<String?>()
-        let transport = StubURLProtocol.transport(host: host) { request, _ in
+    private static let body = Data((0..<8_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// A server of `body` with a strong `ETag`, which serves `Range: bytes=A-B` (and `If-Range`)
+    /// unless told to ignore ranges; every request's range is logged.
+    private static func server(_ body: Data, ignoresRanges: Bool = false, ranges: EventLog<String?>) -> StubURLProtocol.Handler {
+        { request, _ in
             let range = request.value(forHTTPHeaderField: "Range")
-            ranges.append(range)
-            guard let range, let start = Int(range.dropFirst("bytes=".count).dropLast()) else {
-                // Four chunks, then the connection stays open: only a cancel ends it.
-                return .streams(headers: ["ETag": "\"v1\""], chunks: Array(chunks.prefix(4)), then: .hold)
+            ranges.append(range.map { range in request.value(forHTTPHeaderField: "If-Range").map { "\(range) if \($0)" } ?? range })
+            let matches = request.value(forHTTPHeaderField: "If-Range").map { $0 == "\"v1\"" } ?? true
+            guard !ignoresRanges, matches, let range, range.hasPrefix("bytes=") else {
+                return .streams(headers: ["ETag": "\"v1\"", "Content-Length": "\(body.count)"], chunks: [body])
             }
-            return .streams(status: 206, headers: ["Content-Range": "bytes \(start)-7999/8000"],
-                            chunks: [chunks.reduce(Data(), +).dropFirst(start)].map { Data($0) })
+            let bounds = range.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+            let start = Int(bounds[0]) ?? 0
+            guard start < body.count else { return .respond(status: 416, headers: ["Content-Range": "bytes */\(body.count)"]) }
+            let end = min(body.count - 1, Int(bounds[1]) ?? body.count - 1)
+            return .streams(status: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(body.count)"],
+                            chunks: [body.subdata(in: start..<(end + 1))])
         }
+    }
+
+    /// Downloads from `host` to a file of its own, in parts of `segment` bytes; returns the
+    /// outcome and the file's bytes.
+    private static func download(from host: String, segment: Int64, handler: @escaping StubURLProtocol.Handler,
+                                 cancelling: Bool = false) async throws -> (Result<TransportResponse, any Error>, Data?) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("PacedDownloadTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("export.bin")
+        let transport = StubURLProtocol.transport(host: host, handler: handler)
         defer { transport.invalidate() }
-        let sink = GatedSink()
+        let file = try FileDownload(destination: destination, limit: 1 << 20) { _ in }
         let ended = EventLog<Result<TransportResponse, any Error>>()
         let request = TransportRequest(URLRequest(url: URL(string: "https://\(host)/export")!))
-        let download = PacedDownload(session: transport.session, delegate: transport.delegate, request: request, sink: sink,
-                                     policy: TransportPolicy(), limit: 2_500) { ended.append($0) }
-
-        download.start(request.urlRequest)
-        // Past 2,500 bytes waiting, the task is cancelled; the writer then writes all four.
-        await StubURLProtocol.stops(of: host).wait(for: 1)
-        sink.open(4)
-        #expect(await sink.written.wait(for: 4).count == 4)
-
-        // The rest comes on a new connection, from byte 4,000.
-        #expect(await ranges.wait(for: 2) == [nil, "bytes=4000-"])
-        sink.open(1)
+        let download = PacedDownload(session: transport.session, delegate: transport.delegate, request: request, sink: file,
+                                     policy: TransportPolicy(), segment: segment) { ended.append($0) }
+        download.start()
+        if cancelling { download.cancel() }
         let outcome = try #require(await ended.wait(for: 1).first)
-        #expect(throws: Never.self) { try outcome.get() }
-        #expect(sink.written.elements.reduce(Data(), +) == chunks.reduce(Data(), +))
-        #expect(sink.heads.elements == [200, 206])
+        if case .success = outcome { try file.finish() } else { file.abandon() }
+        return (outcome, try? Data(contentsOf: destination))
     }
 
-    @Test func cancellingItWhileTheWriterCatchesUpEndsItWithoutAnotherConnection() async throws {
+    @Test func theBodyIsAskedForInPartsEachAfterTheLastAndNamingItsVersion() async throws {
         let ranges = EventLog<String?>()
-        let transport = StubURLProtocol.transport(host: "paced-cancel.urlsession.test") { request, _ in
-            ranges.append(request.value(forHTTPHeaderField: "Range"))
-            return .streams(headers: ["ETag": "\"v1\""], chunks: (0..<4).map { _ in Data(count: 1_000) }, then: .hold)
-        }
-        defer { transport.invalidate() }
-        let sink = GatedSink()
-        let ended = EventLog<Result<TransportResponse, any Error>>()
-        let request = TransportRequest(URLRequest(url: URL(string: "https://paced-cancel.urlsession.test/export")!))
-        let download = PacedDownload(session: transport.session, delegate: transport.delegate, request: request, sink: sink,
-                                     policy: TransportPolicy(), limit: 2_500) { ended.append($0) }
-        download.start(request.urlRequest)
-        await ranges.wait(for: 1)
 
-        download.cancel()
-        sink.open(4)
+        let (outcome, saved) = try await Self.download(from: "parts.paced.test", segment: 3_000,
+                                                       handler: Self.server(Self.body, ranges: ranges))
 
-        let outcome = try #require(await ended.wait(for: 1).first)
-        #expect((try? outcome.get()) == nil, "it ends as cancelled")
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(saved == Self.body)
+        #expect(ranges.elements == ["bytes=0-2999", "bytes=3000-5999 if \"v1\"", "bytes=6000-8999 if \"v1\""])
+    }
+
+    @Test func aServerThatIgnoresRangesSendsTheWholeBodyOnce() async throws {
+        let ranges = EventLog<String?>()
+
+        let (outcome, saved) = try await Self.download(from: "whole.paced.test", segment: 3_000,
+                                                       handler: Self.server(Self.body, ignoresRanges: true, ranges: ranges))
+
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(saved == Self.body)
         #expect(ranges.count == 1)
+    }
+
+    @Test func anEmptyBodyAnsweredWith416IsAskedForWhole() async throws {
+        let ranges = EventLog<String?>()
+
+        let (outcome, saved) = try await Self.download(from: "empty.paced.test", segment: 3_000,
+                                                       handler: Self.server(Data(), ranges: ranges))
+
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(saved == Data())
+        #expect(ranges.elements == ["bytes=0-2999", nil])
+    }
+
+    @Test func cancellingItEndsItWithoutAnotherPart() async throws {
+        let ranges = EventLog<String?>()
+
+        let (outcome, _) = try await Self.download(from: "cancel.paced.test", segment: 3_000, handler: { request, body in
+            _ = Self.server(Self.body, ranges: ranges)(request, body)
+            return .hold
+        }, cancelling: true)
+
+        #expect((try? outcome.get()) == nil, "it ends as cancelled")
+        #expect(ranges.count <= 1)
     }
 }
 #endif

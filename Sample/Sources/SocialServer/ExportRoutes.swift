@@ -4,7 +4,7 @@ import NIOCore
 
 extension SocialRoutes {
     /// `GET /exports/{name}?bytes=N`: N bytes of a pattern, streamed, with a strong `ETag` of the
-    /// exports' version; a `Range: bytes=START-` answered with 206 from START, unless its
+    /// exports' version; a `Range: bytes=START-` (or `START-END`) answered with 206, unless its
     /// `If-Range` names another version (then all of it, with 200). Faults cut the body, ignore
     /// the range, or answer another one.
     func addExportRoutes(to router: Router<Context>) {
@@ -14,40 +14,45 @@ extension SocialRoutes {
                 let version = faults.exportsVersion
                 let tag = "\"v\(version)\""
                 let fault = Fault.taken
-                var start = 0
-                if fault?.ignoresRange != true, let asked = Self.rangeStart(request.headers[.range]),
+                var range: ClosedRange<Int>?
+                if fault?.ignoresRange != true, let asked = Self.range(request.headers[.range]),
                    request.headers[.ifRange].map({ $0 == tag }) ?? true {
-                    guard asked < size else {
+                    guard asked.lowerBound < size else {
                         return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(size)"])
                     }
-                    start = fault?.wrongRange == true ? max(0, asked - 100) : asked
+                    let start = fault?.wrongRange == true ? max(0, asked.lowerBound - 100) : asked.lowerBound
+                    range = start...min(size - 1, asked.upperBound)
                 }
                 var headers: HTTPFields = [.contentType: "application/octet-stream", .eTag: tag, .acceptRanges: "bytes"]
-                if start > 0 {
-                    headers[.contentRange] = "bytes \(start)-\(size - 1)/\(size)"
+                if let range {
+                    headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
                 }
                 let cut = fault?.cutAfterBytes
-                let from = start
-                return Response(status: start > 0 ? .partialContent : .ok, headers: headers,
-                                body: ResponseBody(contentLength: size - start) { writer in
+                let (from, upTo) = range.map { ($0.lowerBound, $0.upperBound + 1) } ?? (0, size)
+                return Response(status: range != nil ? .partialContent : .ok, headers: headers,
+                                body: ResponseBody(contentLength: upTo - from) { writer in
                                     var offset = from
-                                    let end = cut.map { min(size, from + $0) } ?? size
+                                    let end = cut.map { min(upTo, from + $0) } ?? upTo
                                     while offset < end {
                                         let count = min(64 * 1_024, end - offset)
                                         try await writer.write(ByteBuffer(bytes: ExportContent.bytes(offset..<(offset + count), version: version)))
                                         offset += count
                                     }
-                                    if end < size { throw CutShort() }
+                                    if end < upTo { throw CutShort() }
                                     try await writer.finish(nil)
                                 })
             }
         }
     }
 
-    /// START of `bytes=START-`, the only form the exports serve.
-    private static func rangeStart(_ value: String?) -> Int? {
-        guard let value, value.hasPrefix("bytes="), value.hasSuffix("-") else { return nil }
-        return Int(value.dropFirst("bytes=".count).dropLast())
+    /// The bytes `bytes=START-` or `bytes=START-END` asks for (END may be past the end).
+    private static func range(_ value: String?) -> ClosedRange<Int>? {
+        guard let value, value.hasPrefix("bytes=") else { return nil }
+        let bounds = value.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        guard bounds.count == 2, let start = Int(bounds[0]), start >= 0 else { return nil }
+        if bounds[1].isEmpty { return start...Int.max - 1 }
+        guard let end = Int(bounds[1]), end >= start else { return nil }
+        return start...end
     }
 
     private struct CutShort: Error {}

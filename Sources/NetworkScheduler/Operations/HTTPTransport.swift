@@ -182,13 +182,13 @@ public final class URLSessionTransport: HTTPTransport {
     ) -> any TransportTask {
         var urlRequest = Self.prepared(request.urlRequest)
         #if canImport(FoundationNetworking)
-        if request.bodyFile == nil, let download = request.responseSink as? any ContinuableSink {
-            // FoundationNetworking cannot stop reading a connection: a download whose disk falls
-            // behind is continued on a new connection instead of queued in memory.
+        if request.bodyFile == nil, let download = request.responseSink as? any SegmentedSink {
+            // FoundationNetworking cannot stop reading a connection: a download is asked for in
+            // parts instead, so that no more than one waits in memory.
             let paced = PacedDownload(session: session, delegate: delegate, request: request, sink: download,
                                       policy: policy, completion: completion)
             paced.reprioritize(to: policy.priority)
-            paced.start(urlRequest)
+            paced.start()
             return paced
         }
         #endif

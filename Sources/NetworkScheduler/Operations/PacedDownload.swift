@@ -4,28 +4,30 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A body sink that can pick up where it stopped on a new connection: a download's file.
-protocol ContinuableSink: ResponseBodySink {
-    /// Whether the body it is taking can be asked for again from a byte on: the server named
-    /// its version.
-    var canContinue: Bool { get }
+/// A body sink that can take its body in parts, each asked for with `Range`: a download's file.
+protocol SegmentedSink: ResponseBodySink {
+    /// Whether it took the last head's body.
+    var isAccepted: Bool { get }
 
-    /// The headers that ask for the rest of the body, once what was written is all written;
-    /// nil if the server named no version to ask for (then nothing changes). After it, the
-    /// sink takes the new connection's head as it took the first.
-    func continuationHeaders() -> [String: String]?
+    /// The headers that ask for the next part, of `size` bytes at most, once what was written
+    /// is all written; nil when the body is whole, or when it cannot be asked for again by the
+    /// version the server named. The first is asked for before any head.
+    func nextSegment(size: Int64) -> [String: String]?
 }
 
-/// A download over a FoundationNetworking session, with its memory bounded by its disk.
+/// A download over a FoundationNetworking session, with its memory bounded.
 ///
-/// FoundationNetworking reads the connection as fast as it comes and queues every chunk for
-/// the session's delegate: when the disk is slower than the network (page-cache writeback on a
-/// 1 GiB download), the chunks waiting grew past 100 MiB. Here the delegate only hands each
-/// chunk to a writer of the download's own, which counts what waits. Past `limit` bytes, the
-/// task is cancelled (so the connection stops being read); once the writer has written
-/// everything, the download goes on from there on a new data task, with `Range` and `If-Range`
-/// naming the version the server gave. A body without a version cannot be continued, and is
-/// read as it comes.
+/// FoundationNetworking reads a connection as fast as it comes and queues every chunk for the
+/// session's delegate: when the delegate or the disk is slower than the network, the chunks
+/// waiting grow without bound (a raw data task downloading 1 GiB from nginx on loopback grew
+/// the process by up to 230 MB). Here the body is asked for `segment` bytes at a time with
+/// `Range` (and, after the first, `If-Range` naming the version the server gave), one data
+/// task after another on the same connection, and each part only once the writer, a queue of
+/// the download's own, has written the last: what waits in memory is at most one part.
+///
+/// A server that ignores ranges answers the whole body to the first request, read as it comes;
+/// one that names no version gets a single request for the rest; a changed file (a 200 to an
+/// `If-Range`) starts over, as a resume does.
 ///
 /// It is the transport's task: cancelling it cancels whichever data task runs, and its
 /// completion is called once, after the writer wrote everything it was given.
@@ -37,44 +39,50 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
     private let delegate: TransportSessionDelegate
     private let request: TransportRequest
     private let policy: TransportPolicy
-    private let sink: any ContinuableSink
+    private let sink: any SegmentedSink
     private let completion: @Sendable (Result<TransportResponse, any Error>) -> Void
-    private let limit: Int
+    private let segment: Int64
     private let writer = DispatchQueue(label: "NetworkScheduler.PacedDownload")
     private let state = Locked(State())
 
     private struct State {
         var task: URLSessionTask?
-        /// Bytes handed to the writer and not yet written.
-        var waiting = 0
-        /// The task was cancelled to let the writer catch up: its end is not the download's.
-        var isPausing = false
         var isCancelled = false
         /// Why the writer stopped, if it did.
         var writeError: (any Error)?
         var priority: RequestPriority?
+        /// Whether the last request asked for a part; the first asks without one after a 416.
+        var asksInParts = true
     }
 
-    init(session: URLSession, delegate: TransportSessionDelegate, request: TransportRequest, sink: any ContinuableSink,
-         policy: TransportPolicy, limit: Int = 16 << 20,
+    init(session: URLSession, delegate: TransportSessionDelegate, request: TransportRequest, sink: any SegmentedSink,
+         policy: TransportPolicy, segment: Int64 = 8 << 20,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.session = session
         self.delegate = delegate
         self.request = request
         self.sink = sink
         self.policy = policy
-        self.limit = limit
+        self.segment = segment
         self.completion = completion
     }
 
-    /// Starts the first data task.
-    func start(_ urlRequest: URLRequest) {
+    /// Asks for the first part.
+    func start() {
+        send(sink.nextSegment(size: segment) ?? [:])
+    }
+
+    private func send(_ headers: [String: String]) {
+        var urlRequest = URLSessionTransport.prepared(request.urlRequest)
+        // The part asked for now, whatever an earlier attempt's resume asked for.
+        for name in ["Range", "If-Range"] { urlRequest.setValue(headers[name], forHTTPHeaderField: name) }
         let task = session.dataTask(with: urlRequest)
         var forDelegate = request
         forDelegate.responseSink = self
         delegate.register(task, policy: policy, body: forDelegate, progress: nil) { [self] in ended($0) }
         let (cancelled, priority) = state.withLock { state in
             state.task = task
+            state.asksInParts = headers["Range"] != nil
             return (state.isCancelled, state.priority)
         }
         // Only another than the default: FoundationNetworking sets it by a hop onto its busy queue.
@@ -92,32 +100,19 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
     }
 
     func write(_ chunk: Data) throws {
-        let (failed, pause) = state.withLock { state -> ((any Error)?, URLSessionTask?) in
-            guard state.writeError == nil else { return (state.writeError, nil) }
-            state.waiting += chunk.count
-            guard state.waiting > limit, !state.isPausing, !state.isCancelled, sink.canContinue else { return (nil, nil) }
-            state.isPausing = true
-            return (nil, state.task)
-        }
-        if let failed { throw failed }
+        if let failed = state.withLock({ $0.writeError }) { throw failed }
         writer.async { [self] in
-            let error: (any Error)?
             do {
                 try sink.write(chunk)
-                error = nil
-            } catch let writeError {
-                error = writeError
+            } catch {
+                let task = state.withLock { state -> URLSessionTask? in
+                    guard state.writeError == nil else { return nil }
+                    state.writeError = error
+                    return state.task
+                }
+                task?.cancel()
             }
-            let task = state.withLock { state -> URLSessionTask? in
-                state.waiting -= chunk.count
-                guard let error, state.writeError == nil else { return nil }
-                state.writeError = error
-                return state.task
-            }
-            task?.cancel()
         }
-        // Stops reading the connection; the rest is asked for once the writer caught up.
-        pause?.cancel()
     }
 
     // MARK: - The transport's task
@@ -138,21 +133,21 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         task?.priority = priority.urlSessionTaskPriority
     }
 
-    /// A data task ended: once the writer has written all it was given, either the download
-    /// goes on from there (the task was cancelled to let the writer catch up), or it ends.
+    /// A part's data task ended: once the writer has written all it was given, the next part
+    /// is asked for, or the download ends with this result.
     private func ended(_ result: Result<TransportResponse, any Error>) {
         writer.async { [self] in
-            let (isPausing, isCancelled, writeError) = state.withLock { state in
-                defer { state.isPausing = false }
-                return (state.isPausing, state.isCancelled, state.writeError)
-            }
+            let (isCancelled, writeError, askedInParts) = state.withLock { ($0.isCancelled, $0.writeError, $0.asksInParts) }
             if let writeError { return completion(.failure(writeError)) }
-            guard isPausing, !isCancelled, case .failure = result, let headers = sink.continuationHeaders() else {
+            guard !isCancelled, case .success(let response) = result else { return completion(result) }
+            if response.statusCode == 416, askedInParts, !sink.isAccepted {
+                // Nothing at that range: an empty body, most likely. Asked for whole instead.
+                return send([:])
+            }
+            guard (200..<300).contains(response.statusCode), let next = sink.nextSegment(size: segment) else {
                 return completion(result)
             }
-            var urlRequest = URLSessionTransport.prepared(request.urlRequest)
-            for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-            start(urlRequest)
+            send(next)
         }
     }
 }

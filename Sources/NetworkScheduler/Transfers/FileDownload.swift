@@ -17,7 +17,7 @@ import Darwin
 /// A file that cannot be written (a folder that refuses it, a full disk) fails the attempt with
 /// ``ServiceError/cannotWriteFile(reason:)`` and removes the partial file, freeing its space;
 /// the destination is never touched until the body is whole.
-final class FileDownload: ContinuableSink, @unchecked Sendable {
+final class FileDownload: SegmentedSink, @unchecked Sendable {
     // Safety: the mutable state is in `state`, behind its lock.
 
     let destination: URL
@@ -38,6 +38,8 @@ final class FileDownload: ContinuableSink, @unchecked Sendable {
         var writeFailed = false
         /// The version of the body being written, if the server named one.
         var validator: String?
+        /// The status of the last head it took.
+        var status = 0
     }
 
     /// Destinations a download is writing to, so that two calls never write one file.
@@ -74,7 +76,10 @@ final class FileDownload: ContinuableSink, @unchecked Sendable {
         guard let validator = try? String(contentsOf: version, encoding: .utf8), !validator.isEmpty,
               let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? NSNumber)?.int64Value,
               size > 0 else { return [:] }
-        state.withLock { $0.offset = size }
+        state.withLock { state in
+            state.offset = size
+            state.validator = validator
+        }
         return ["Range": "bytes=\(size)-", "If-Range": validator]
     }
 
@@ -85,7 +90,7 @@ final class FileDownload: ContinuableSink, @unchecked Sendable {
         var start: Int64 = 0
         var expected = head.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
         if head.statusCode == 206 {
-            guard let range = head.value(forHTTPHeaderField: "Content-Range").flatMap(Self.contentRange), range.start == asked, asked > 0 else {
+            guard let range = head.value(forHTTPHeaderField: "Content-Range").flatMap(Self.contentRange), range.start == asked else {
                 discardPartial()
                 throw ServiceError.badServerResponse(URLError(.badServerResponse, userInfo: [
                     NSLocalizedDescriptionKey: "the server answered another range than the download asked for"]))
@@ -105,6 +110,7 @@ final class FileDownload: ContinuableSink, @unchecked Sendable {
                 state.expected = expected
                 state.isAccepted = true
                 state.validator = validator
+                state.status = head.statusCode
             }
             return state.handle
         }
@@ -128,18 +134,20 @@ final class FileDownload: ContinuableSink, @unchecked Sendable {
         progress(.received(length, of: expected))
     }
 
-    var canContinue: Bool {
-        state.withLock { $0.isAccepted && $0.validator != nil && !$0.writeFailed }
-    }
-
-    /// Asks for the rest on a new connection, within the same attempt: what was written stays,
-    /// and the next head is taken as a resume's.
-    func continuationHeaders() -> [String: String]? {
+    func nextSegment(size: Int64) -> [String: String]? {
         state.withLock { state in
-            guard state.isAccepted, let validator = state.validator, !state.writeFailed else { return nil }
-            state.offset = state.length
-            state.isAccepted = false
-            return ["Range": "bytes=\(state.length)-", "If-Range": validator]
+            if state.isAccepted {
+                // A whole body (200), a body whose end is known and reached, or one that cannot
+                // be asked for again by its version, is done with.
+                guard state.status == 206, let expected = state.expected, state.length < expected, state.validator != nil,
+                      !state.writeFailed else { return nil }
+                state.offset = state.length
+                state.isAccepted = false
+            }
+            var headers = ["Range": "bytes=\(state.offset)-\(state.offset + size - 1)"]
+            // The first segment of a new download has no version to name: whatever comes is its.
+            if state.offset > 0, let validator = state.validator { headers["If-Range"] = validator }
+            return headers
         }
     }
 
