@@ -3,6 +3,7 @@ import Foundation
 import NetworkScheduler
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 
 extension AsyncHTTPClientTransport {
@@ -84,7 +85,8 @@ extension AsyncHTTPClientTransport {
                     : task.eventLoop.makeSucceededVoidFuture()
             }
             let written = task.eventLoop.makePromise(of: Void.self)
-            let chunk = Data(buffer.readableBytesView)
+            // The buffer's own bytes, not a copy: a 1 GiB download copied them once more.
+            let chunk = buffer.getData(at: buffer.readerIndex, length: buffer.readableBytes, byteTransferStrategy: .noCopy) ?? Data()
             Self.writing.async { [sink] in
                 do {
                     try sink.write(chunk)
