@@ -306,7 +306,7 @@ func registerDownloads() {
     let overAHC = metric("scheduler ÷ raw AsyncHTTPClient, throughput (%)", prefersLarger: true)
     let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { growth[$0]! } + [overDownloadTask, overDataTask, overAHC]
     Benchmark("11. Downloads against nginx: 1 GiB to a file",
-              configuration: configuration(metrics, iterations: 3)) { benchmark in
+              configuration: configuration(metrics, iterations: 5)) { benchmark in
         do {
             let downloads = try Downloads.start(bytes: bytes)
             defer { downloads.stop() }
