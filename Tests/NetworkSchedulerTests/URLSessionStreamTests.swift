@@ -9,9 +9,7 @@ import NetworkSchedulerTesting
 /// Streams through the default transport's session delegate, with a URLProtocol stub.
 @Suite struct URLSessionStreamTests {
     private func client(host: String, handler: @escaping StubURLProtocol.Handler) -> (APIClient, URLSessionTransport) {
-        let transport = StubURLProtocol.transport(host: host, handler: handler)
-        let scheduler = RequestScheduler(configuration: .init(transport: transport))
-        return (APIClient(baseURL: URL(string: "https://\(host)/v1")!, scheduler: scheduler), transport)
+        StubURLProtocol.client(host: host, handler: handler)
     }
 
     @Test func eventsArriveThroughTheSessionDelegateInOrder() async throws {

@@ -9,9 +9,7 @@ import NetworkSchedulerTesting
 /// The default transport, through the real URLSession stack with a URLProtocol stub.
 @Suite struct URLSessionTransportTests {
     private func client(host: String, handler: @escaping StubURLProtocol.Handler) -> (APIClient, URLSessionTransport) {
-        let transport = StubURLProtocol.transport(host: host, handler: handler)
-        let scheduler = RequestScheduler(configuration: .init(transport: transport))
-        return (APIClient(baseURL: URL(string: "https://\(host)/v1")!, scheduler: scheduler), transport)
+        StubURLProtocol.client(host: host, handler: handler)
     }
 
     @Test func aGetIsDecodedFromTheSessionsResponse() async throws {

@@ -38,6 +38,14 @@ final class StubURLProtocol: URLProtocol {
         URLSessionTransport(configuration: configuration(host: host, cached: cached, handler: handler))
     }
 
+    /// A client of `https://HOST/v1` over a transport whose requests to `host` are answered by
+    /// `handler`, and that transport, to invalidate.
+    static func client(host: String, handler: @escaping Handler) -> (APIClient, URLSessionTransport) {
+        let transport = transport(host: host, handler: handler)
+        let scheduler = RequestScheduler(configuration: .init(transport: transport))
+        return (APIClient(baseURL: URL(string: "https://\(host)/v1")!, scheduler: scheduler), transport)
+    }
+
     override class func canInit(with request: URLRequest) -> Bool {
         request.url?.host.map { host in handlers.withLock { $0[host] != nil } } ?? false
     }
