@@ -181,6 +181,28 @@ import NetworkSchedulerTesting
         second.cancel()
     }
 
+    @Test func waitingStreamsStartByPriorityAndAHandleRaisedMovesUp() async throws {
+        // Given one stream slot, held by an open feed, and three streams waiting behind it
+        let harness = Harness { _ in .streams(chunks: Self.chunks("a"), then: .hold) } configure: { $0.streamsPerHost = 1 }
+        let open = harness.api.stream(.chunks("open"))
+        await harness.transport.arrivals.wait(for: 1)
+        let low = harness.api.stream(.chunks("low"), priority: .low)
+        let normal = harness.api.stream(.chunks("normal"))
+        let raised = harness.api.stream(.chunks("raised"), priority: .background)
+
+        // When the last one is raised above the others, and the slot frees
+        raised.handle.priority = .high
+        open.cancel()
+
+        // Then it goes first, and the others by their priority as each slot frees
+        #expect(await harness.transport.arrivals.wait(for: 2).last?.path == "/v1/raised")
+        raised.cancel()
+        #expect(await harness.transport.arrivals.wait(for: 3).last?.path == "/v1/normal")
+        normal.cancel()
+        #expect(await harness.transport.arrivals.wait(for: 4).last?.path == "/v1/low")
+        low.cancel()
+    }
+
     @Test func aStreamSilentPastItsTimeoutEndsAsTimedOut() async throws {
         let harness = Harness { _ in .streams(chunks: Self.chunks("a"), then: .hold) }
         let stream = harness.api.stream(.chunks("export", timeout: 0.3))
