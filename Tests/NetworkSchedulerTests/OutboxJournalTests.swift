@@ -70,7 +70,7 @@ import NetworkSchedulerTesting
         try Self.withJournal { journal in
             for record in Self.records("sent", "pending", "sent too") { try journal.append(record) }
 
-            try journal.compact(keeping: Self.records("pending"))
+            try journal.compact { Self.records("pending") }
             try journal.append(Data("new".utf8))
 
             let contents = try journal.read()

@@ -14,7 +14,8 @@ import Darwin
 /// reported as damage, and reading goes on from the next record's mark, so one bad record
 /// never hides the ones after it and is never read as something else.
 ///
-/// One process writes a journal at a time; it is not safe to share one between two.
+/// One journal object writes a file at a time in a process: opening a file another has open
+/// fails. Two processes must not share one.
 final class OutboxJournal: Sendable {
     /// What reading a journal found.
     struct Contents: Equatable {
@@ -30,29 +31,60 @@ final class OutboxJournal: Sendable {
     private static let headerSize = 16
 
     let file: URL
-    /// The file open for appending; every use of it is under this lock.
-    private let handle: Locked<FileHandle>
+    /// The file open for appending, until closed; every use of it is under this lock.
+    private let handle: Locked<FileHandle?>
+
+    /// The files a journal of this process has open.
+    private static let open = Locked(Set<String>())
 
     /// The journal at `file`, made if it is not there; its folder must exist.
     init(file: URL) throws(ServiceError) {
+        let path = file.standardizedFileURL.path
+        guard Self.open.withLock({ $0.insert(path).inserted }) else {
+            throw .invalidRequest(reason: "\(file.lastPathComponent) is open already in this process")
+        }
         self.file = file
-        handle = Locked(try Self.openForAppending(file))
+        do {
+            handle = Locked(try Self.openForAppending(file))
+        } catch {
+            Self.open.withLock { _ = $0.remove(path) }
+            throw error
+        }
     }
 
-    /// Appends `payload` as one record and waits until the disk has it.
-    func append(_ payload: Data) throws(ServiceError) {
+    deinit {
+        close()
+    }
+
+    /// Closes the file: appending fails from now on, and another journal may open it.
+    func close() {
+        let closed = handle.withLock { handle in
+            defer { handle = nil }
+            return handle
+        }
+        guard let closed else { return }
+        try? closed.close()
+        Self.open.withLock { _ = $0.remove(file.standardizedFileURL.path) }
+    }
+
+    /// Appends `payload` as one record and waits until the disk has it; then runs `then`, still
+    /// before any other append or compaction, so that what it records in memory and what the
+    /// journal holds change together.
+    func append(_ payload: Data, then: () -> Void = {}) throws(ServiceError) {
         guard payload.count <= Self.maximumRecordSize else {
             throw .invalidRequest(reason: "a journal record of \(payload.count) bytes is over the \(Self.maximumRecordSize) allowed")
         }
         let record = Self.encode(payload)
         let written = handle.withLock { handle in
             Result { () throws(ServiceError) in
+                guard let handle else { throw .invalidRequest(reason: "\(file.lastPathComponent) is closed") }
                 do {
                     try handle.write(contentsOf: record)
                     try handle.synchronize()
                 } catch {
                     throw Self.cannotWrite(file, error)
                 }
+                then()
             }
         }
         try written.get()
@@ -68,12 +100,14 @@ final class OutboxJournal: Sendable {
         }
     }
 
-    /// Replaces the journal with `records` alone, in one step: a crash leaves the old journal or
-    /// the new one, never a mix.
-    func compact(keeping records: [Data]) throws(ServiceError) {
+    /// Replaces the journal with the records `keeping` returns, in one step: a crash leaves the
+    /// old journal or the new one, never a mix. `keeping` runs before any other append.
+    func compact(keeping: () throws(ServiceError) -> [Data]) throws(ServiceError) {
         let fresh = file.appendingPathExtension("compacting")
         let compacted = handle.withLock { handle in
             Result { () throws(ServiceError) in
+                guard handle != nil else { throw .invalidRequest(reason: "\(file.lastPathComponent) is closed") }
+                let records = try keeping()
                 do {
                     try records.reduce(into: Data()) { $0.append(Self.encode($1)) }.write(to: fresh)
                     let written = try FileHandle(forWritingTo: fresh)
@@ -81,7 +115,7 @@ final class OutboxJournal: Sendable {
                     try written.close()
                     guard rename(fresh.path, file.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                     Self.synchronizeFolder(of: file)
-                    try? handle.close()
+                    try? handle?.close()
                     handle = try Self.openForAppending(file)
                 } catch {
                     try? FileManager.default.removeItem(at: fresh)
@@ -184,6 +218,10 @@ final class OutboxJournal: Sendable {
         #endif
         guard folder >= 0 else { return }
         fsync(folder)
-        close(folder)
+        #if canImport(Glibc)
+        Glibc.close(folder)
+        #else
+        Darwin.close(folder)
+        #endif
     }
 }

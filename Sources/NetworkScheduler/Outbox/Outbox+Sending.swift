@@ -1,0 +1,190 @@
+import Foundation
+
+// Sending an outbox's writes, reading their outcomes, and its journal's history.
+extension Outbox {
+    /// Sends the first write of each lane that is free, due, and of a registered kind.
+    func pump() {
+        let now = Date()
+        let due = state.withLock { state -> [(OutboxEntry, Kind)] in
+            guard !state.isClosed else { return [] }
+            var busyLanes = Set<String>()
+            var due: [(OutboxEntry, Kind)] = []
+            for id in state.order {
+                guard var write = state.writes[id], write.outcome == nil else { continue }
+                let lane = write.entry.lane ?? id.uuidString
+                // Only the first write of a lane that has no outcome yet may go.
+                guard busyLanes.insert(lane).inserted, !write.isSending,
+                      write.notBefore.map({ $0 <= now }) ?? true, let kind = state.kinds[write.entry.kind] else { continue }
+                write.isSending = true
+                state.writes[id] = write
+                due.append((write.entry, kind))
+            }
+            return due
+        }
+        for (entry, kind) in due { send(entry, kind) }
+    }
+
+    private func send(_ entry: OutboxEntry, _ kind: Kind) {
+        let resource: Resource<Data>
+        do throws(ServiceError) {
+            var built = try kind.send(entry)
+            // The same key on every attempt, in every process: the server applies it once.
+            built.headers["Idempotency-Key"] = entry.key
+            built.sendsIdempotencyKey = false
+            resource = built
+        } catch {
+            return ended(entry, with: .failure(error))
+        }
+        // Weakly: a released outbox leaves its write pending, sent again by the next one.
+        Task { [weak self, client] in
+            do throws(ServiceError) {
+                let reply = try await client.reply(for: resource)
+                self?.ended(entry, with: .success((reply.statusCode, reply.value)))
+            } catch {
+                self?.ended(entry, with: .failure(error))
+            }
+        }
+    }
+
+    /// A try of `entry` ended: its outcome is kept and told, or it is tried again later.
+    private func ended(_ entry: OutboxEntry, with result: Result<(status: Int, body: Data), ServiceError>) {
+        let outcome: OutboxOutcome?
+        switch result {
+        case .success(let answer):
+            outcome = .accepted(status: answer.status, body: answer.body)
+        case .failure(let error):
+            outcome = Self.finalOutcome(of: error)
+                ?? (Date().timeIntervalSince(entry.enqueuedAt) > configuration.maximumAge
+                    ? .rejected(status: error.statusCode, reason: "still failing past its maximum age: \(error)") : nil)
+        }
+        guard let outcome else { return tryAgainLater(entry) }
+        // Kept before it is told: a crash between the two tells it at the next launch.
+        do {
+            try journal.append(try Self.record(.finished(id: entry.id, outcome: outcome)))
+        } catch {
+            return tryAgainLater(entry)
+        }
+        state.withLock { state in
+            state.writes[entry.id]?.outcome = outcome
+            state.writes[entry.id]?.isSending = false
+        }
+        tellOutcomes()
+        pump()
+    }
+
+    private func tryAgainLater(_ entry: OutboxEntry) {
+        let delay = state.withLock { state -> TimeInterval in
+            guard var write = state.writes[entry.id] else { return 0 }
+            write.failures += 1
+            let delay = min(configuration.maximumRetryDelay, configuration.retryDelay * pow(2, Double(write.failures - 1)))
+            write.isSending = false
+            write.notBefore = Date().addingTimeInterval(delay)
+            state.writes[entry.id] = write
+            return delay
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.pump() }
+    }
+
+    /// The outcome a failure is, if it is final: the server refused for good, or the request
+    /// cannot be made. Nil for one worth another try.
+    static func finalOutcome(of error: ServiceError) -> OutboxOutcome? {
+        switch error {
+        case .server(let response), .idempotencyKeyMismatch(let response):
+            guard (400..<500).contains(response.statusCode), ![408, 409, 425, 429].contains(response.statusCode) else { return nil }
+            return .rejected(status: response.statusCode, reason: response.message ?? "the server answered \(response.statusCode)")
+        case .invalidRequest(let reason):
+            return .rejected(status: nil, reason: reason)
+        default:
+            return nil
+        }
+    }
+
+    /// Tells each outcome not yet told whose kind is registered, once, and notes it.
+    func tellOutcomes() {
+        let untold = state.withLock { state -> [(OutboxEntry, OutboxOutcome, Kind)] in
+            var untold: [(OutboxEntry, OutboxOutcome, Kind)] = []
+            for id in state.order {
+                guard let write = state.writes[id], !write.isTold, let outcome = write.outcome,
+                      let kind = state.kinds[write.entry.kind] else { continue }
+                state.writes[id]?.isTold = true
+                untold.append((write.entry, outcome, kind))
+            }
+            return untold
+        }
+        for (entry, outcome, kind) in untold {
+            kind.tell(entry, outcome)
+            // An accepted write is gone once told; a rejected one stays, a dead letter.
+            try? journal.append(try Self.record(.told(id: entry.id))) {
+                if case .accepted = outcome { removing(entry.id) }
+            }
+        }
+        if !untold.isEmpty { compactIfMostlyHistory() }
+    }
+
+    // MARK: - The journal
+
+    /// Rewrites the journal once it holds many times more records than its writes need.
+    private func compactIfMostlyHistory() {
+        let (live, told) = state.withLock { state in
+            state.toldSinceCompaction += 1
+            return (state.writes.count, state.toldSinceCompaction)
+        }
+        guard told > 1_000, told > 4 * live else { return }
+        try? journal.compact { () throws(ServiceError) in
+            try state.withLock { state in
+                state.toldSinceCompaction = 0
+                return Result { () throws(ServiceError) in try Self.records(of: state) }
+            }.get()
+        }
+    }
+
+    static func record(_ event: OutboxEvent) throws(ServiceError) -> Data {
+        do {
+            return try JSONEncoder().encode(event)
+        } catch {
+            throw .invalidRequest(reason: "an outbox event could not be encoded: \(error)")
+        }
+    }
+
+    static func payload<Payload: Decodable>(of entry: OutboxEntry, as type: Payload.Type) throws(ServiceError) -> Payload {
+        do {
+            return try JSONDecoder().decode(type, from: entry.payload)
+        } catch {
+            throw .invalidRequest(reason: "the payload of a \"\(entry.kind)\" write could not be read: \(error)")
+        }
+    }
+
+    /// The writes a journal's events leave: those not told, and the dead letters not dropped.
+    static func replay(_ events: [OutboxEvent]) -> State {
+        var state = State()
+        for event in events {
+            switch event {
+            case .enqueued(let entry):
+                guard state.writes[entry.id] == nil else { continue }
+                state.writes[entry.id] = Write(entry: entry)
+                state.order.append(entry.id)
+            case let .finished(id, outcome):
+                state.writes[id]?.outcome = outcome
+            case .told(let id):
+                state.writes[id]?.isTold = true
+                if case .accepted? = state.writes[id]?.outcome { state.writes[id] = nil }
+            case .dropped(let id):
+                state.writes[id] = nil
+            }
+        }
+        state.order.removeAll { state.writes[$0] == nil }
+        return state
+    }
+
+    /// The records that keep `state`'s writes as they are.
+    static func records(of state: State) throws(ServiceError) -> [Data] {
+        var records: [Data] = []
+        for id in state.order {
+            guard let write = state.writes[id] else { continue }
+            records.append(try record(.enqueued(write.entry)))
+            if let outcome = write.outcome { records.append(try record(.finished(id: id, outcome: outcome))) }
+            if write.isTold { records.append(try record(.told(id: id))) }
+        }
+        return records
+    }
+}

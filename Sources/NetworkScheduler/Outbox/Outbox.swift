@@ -1,0 +1,200 @@
+import Foundation
+
+/// Writes that survive a crash or a relaunch and reach the server once, by their key.
+///
+/// `enqueue` returns once the write is on disk, in a journal in a folder the app chooses. The
+/// outbox then sends it through its client's scheduler, with one `Idempotency-Key` for every
+/// attempt in every process, one write of a lane at a time in the order they were enqueued,
+/// again after each failure worth another try, until the server gives a final answer; then it
+/// tells the app, once, through the handler registered for the write's kind. A process that
+/// opens the same folder sends what an earlier one left, and tells what it could not.
+///
+/// ```swift
+/// let outbox = try Outbox(folder: appSupport.appendingPathComponent("outbox"), client: api)
+/// outbox.register(.newPost) { draft, outcome in … }
+/// try outbox.enqueue(PostDraft(text: "Hello"), as: .newPost)
+/// ```
+///
+/// What is final: a 2xx (`accepted`); a 4xx other than 408, 409, 425 and 429, or a request that
+/// cannot be built (`rejected`: a dead letter, kept until ``drop(_:)`` or ``resend(_:)``).
+/// What is tried again, with a growing delay: everything else (no connection, a timeout, a
+/// 5xx, 408, 425, 429, a 409 for a key still in use), until ``Configuration/maximumAge``.
+public final class Outbox: Sendable {
+    /// Its limits and delays.
+    public struct Configuration: Sendable {
+        /// The most writes it holds, told or not; `enqueue` fails past it.
+        public var maximumWrites = 10_000
+        /// How long a write is tried before it becomes a dead letter.
+        public var maximumAge: TimeInterval = 7 * 24 * 3_600
+        /// The delay before the first try again; each later one doubles it.
+        public var retryDelay: TimeInterval = 1
+        /// The longest delay between two tries.
+        public var maximumRetryDelay: TimeInterval = 300
+
+        /// The defaults.
+        public init() {}
+    }
+
+    struct Write {
+        var entry: OutboxEntry
+        var outcome: OutboxOutcome?
+        var isTold = false
+        var isSending = false
+        var failures = 0
+        var notBefore: Date?
+    }
+
+    struct Kind {
+        let lane: String?
+        let send: @Sendable (OutboxEntry) throws(ServiceError) -> Resource<Data>
+        let tell: @Sendable (OutboxEntry, OutboxOutcome) -> Void
+    }
+
+    struct State {
+        var writes: [UUID: Write] = [:]
+        /// The writes in the order they were enqueued.
+        var order: [UUID] = []
+        var kinds: [String: Kind] = [:]
+        var isClosed = false
+        /// Writes told since the journal was last compacted.
+        var toldSinceCompaction = 0
+    }
+
+    let journal: OutboxJournal
+    let client: APIClient
+    let configuration: Configuration
+    let state = Locked(State())
+    /// How many damaged stretches its journal held when it was opened: records torn by a crash
+    /// or corrupted on disk, skipped and reported here, never read as a write.
+    public let damagedRecords: Int
+
+    /// The outbox whose journal is in `folder` (made if needed), sending through `client`. It
+    /// sends nothing until the kinds of its writes are registered.
+    ///
+    /// - Parameters:
+    ///   - folder: where its journal is kept; one outbox per folder and process.
+    ///   - client: the client that sends its writes.
+    ///   - configuration: its limits and delays.
+    public init(folder: URL, client: APIClient, configuration: Configuration = Configuration()) throws(ServiceError) {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotWriteFile(reason: "\(folder.lastPathComponent): \((error as NSError).localizedDescription)")
+        }
+        journal = try OutboxJournal(file: folder.appendingPathComponent("outbox.journal"))
+        self.client = client
+        self.configuration = configuration
+        let contents = try journal.read()
+        damagedRecords = contents.damaged.count
+        let replayed = Self.replay(contents.records.compactMap { try? JSONDecoder().decode(OutboxEvent.self, from: $0) })
+        state.withLock { $0 = replayed }
+        try journal.compact { () throws(ServiceError) in try Self.records(of: replayed) }
+    }
+
+    // MARK: - The app's side
+
+    /// Registers a kind: its writes, pending from now or from an earlier process, are sent, and
+    /// their outcomes told to `tell` (once each, on any thread).
+    ///
+    /// - Parameters:
+    ///   - kind: the kind.
+    ///   - tell: told each write's payload and outcome.
+    public func register<Payload>(_ kind: OutboxKind<Payload>,
+                                  tell: @escaping @Sendable (Payload, OutboxOutcome) -> Void) {
+        let registered = Kind(lane: kind.lane, send: { entry throws(ServiceError) in
+            kind.request(try Self.payload(of: entry, as: Payload.self))
+        }, tell: { entry, outcome in
+            if let payload = try? Self.payload(of: entry, as: Payload.self) { tell(payload, outcome) }
+        })
+        state.withLock { $0.kinds[kind.name] = registered }
+        tellOutcomes()
+        pump()
+    }
+
+    /// Keeps `payload` as a write of `kind`: on disk before it returns, then sent.
+    ///
+    /// - Parameters:
+    ///   - payload: what the write sends.
+    ///   - kind: its kind.
+    /// - Returns: the write's ID.
+    @discardableResult
+    public func enqueue<Payload>(_ payload: Payload, as kind: OutboxKind<Payload>) throws(ServiceError) -> UUID {
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(payload)
+        } catch {
+            throw .invalidRequest(reason: "the payload could not be encoded: \(error)")
+        }
+        let entry = OutboxEntry(id: UUID(), kind: kind.name, lane: kind.lane, key: UUID().uuidString, enqueuedAt: Date(),
+                                payload: body)
+        guard state.withLock({ $0.writes.count }) < configuration.maximumWrites else {
+            throw .invalidRequest(reason: "the outbox holds its \(configuration.maximumWrites) writes: it is full")
+        }
+        try journal.append(try Self.record(.enqueued(entry))) { adding(entry) }
+        pump()
+        return entry.id
+    }
+
+    private func adding(_ entry: OutboxEntry) {
+        state.withLock { state in
+            state.writes[entry.id] = Write(entry: entry)
+            state.order.append(entry.id)
+        }
+    }
+
+    /// The writes not yet told, in the order they were enqueued.
+    public var pending: [OutboxEntry] {
+        state.withLock { state in state.order.compactMap { state.writes[$0] }.filter { !$0.isTold }.map(\.entry) }
+    }
+
+    /// The writes the server refused for good, or that failed past their maximum age.
+    public var deadLetters: [(entry: OutboxEntry, outcome: OutboxOutcome)] {
+        state.withLock { state in
+            state.order.compactMap { id in
+                guard let write = state.writes[id], case .rejected? = write.outcome else { return nil }
+                return (write.entry, write.outcome!)
+            }
+        }
+    }
+
+    /// Stops sending, and closes its journal, so that another outbox may open its folder. What
+    /// is pending stays in the journal for the next one; an outcome that comes after is not
+    /// kept, and its write is sent again, with its key, by the next outbox.
+    public func close() {
+        journal.close()
+        state.withLock { $0.isClosed = true }
+    }
+
+    /// Forgets a dead letter.
+    ///
+    /// - Parameter id: the write's ID.
+    public func drop(_ id: UUID) throws(ServiceError) {
+        try journal.append(try Self.record(.dropped(id: id))) { removing(id) }
+    }
+
+    func removing(_ id: UUID) {
+        state.withLock { state in
+            state.writes[id] = nil
+            state.order.removeAll { $0 == id }
+        }
+    }
+
+    /// Sends a dead letter again, as a new write with a new key; nil if `id` is no dead letter.
+    ///
+    /// - Parameter id: the write's ID.
+    /// - Returns: the new write's ID.
+    @discardableResult
+    public func resend(_ id: UUID) throws(ServiceError) -> UUID? {
+        let dead = state.withLock { state -> OutboxEntry? in
+            guard let write = state.writes[id], case .rejected? = write.outcome else { return nil }
+            return write.entry
+        }
+        guard let old = dead else { return nil }
+        let entry = OutboxEntry(id: UUID(), kind: old.kind, lane: old.lane, key: UUID().uuidString, enqueuedAt: Date(),
+                                payload: old.payload)
+        try journal.append(try Self.record(.enqueued(entry))) { adding(entry) }
+        try drop(id)
+        pump()
+        return entry.id
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// What an ``Outbox`` writes to its journal, one record each: the history of its writes, from
+/// which a process that opens it learns what is pending and what is told.
+enum OutboxEvent: Codable, Equatable, Sendable {
+    /// A write was accepted: its kind, lane and payload, and the key every attempt carries.
+    case enqueued(OutboxEntry)
+    /// The server answered a write with a final outcome (kept until it was told).
+    case finished(id: UUID, outcome: OutboxOutcome)
+    /// The app was told the outcome of a write: it is gone.
+    case told(id: UUID)
+    /// A dead letter was dropped by the app, or sent again (a new `enqueued` follows then).
+    case dropped(id: UUID)
+}
+
+/// A write an ``Outbox`` keeps until its outcome was told.
+public struct OutboxEntry: Codable, Equatable, Sendable, Identifiable {
+    /// It, across processes.
+    public let id: UUID
+    /// Its kind's name.
+    public let kind: String
+    /// Its lane, if it has one.
+    public let lane: String?
+    /// The `Idempotency-Key` of every attempt.
+    public let key: String
+    /// When it was enqueued.
+    public let enqueuedAt: Date
+    /// Its payload, as JSON.
+    let payload: Data
+}
+
+/// How a write ended, as an ``Outbox`` keeps and tells it.
+public enum OutboxOutcome: Codable, Equatable, Sendable {
+    /// The server took it: its status and the body it answered.
+    case accepted(status: Int, body: Data)
+    /// The server refused it for good (a 4xx but 408, 409, 425 and 429), or it could not be
+    /// sent (an invalid request), or it was still failing at its maximum age: a dead letter,
+    /// until the app drops it or sends it again. `status` is the server's, if it answered.
+    case rejected(status: Int?, reason: String)
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// A kind of write an ``Outbox`` keeps: its name in the journal, the lane its writes go in, in
+/// order, and how a payload becomes its request. A process that opens an outbox registers the
+/// kinds it knows, so that writes an earlier process enqueued are sent, and their outcomes
+/// told, by this one.
+///
+/// ```swift
+/// extension OutboxKind where Payload == PostDraft {
+///     static let newPost = OutboxKind("new post", lane: "posts") { draft in .create(draft) }
+/// }
+/// ```
+public struct OutboxKind<Payload: Codable & Sendable>: Sendable {
+    /// Its name in the journal: keep it the same across versions of the app.
+    public let name: String
+    /// The lane its writes go in: one at a time, in the order they were enqueued, each after
+    /// the one before it reached its outcome. Nil gives each write a lane of its own.
+    public let lane: String?
+    /// The request of a payload. The outbox adds the write's `Idempotency-Key`, the same on
+    /// every attempt, in every process.
+    let request: @Sendable (Payload) -> Resource<Data>
+
+    /// A kind of write.
+    ///
+    /// - Parameters:
+    ///   - name: its name in the journal.
+    ///   - lane: the lane its writes go in, in order; nil for none.
+    ///   - request: the request that sends a payload; its body is read as `Data`.
+    public init<Model>(_ name: String, lane: String? = nil, request: @escaping @Sendable (Payload) -> Resource<Model>) {
+        self.name = name
+        self.lane = lane
+        self.request = { payload in
+            let resource = request(payload)
+            return Resource<Data>(resource.method, path: resource.path, query: resource.query, headers: resource.headers,
+                                  body: resource.body, acceptableStatusCodes: resource.acceptableStatusCodes,
+                                  timeout: resource.timeout, decoding: .data)
+        }
+    }
+}
