@@ -61,6 +61,10 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "OutboxChild",
+            dependencies: ["SocialApp", .product(name: "NetworkScheduler", package: library)]
+        ),
+        .executableTarget(
             name: "SocialServerCommand",
             dependencies: [
                 "SocialServer",
@@ -71,6 +75,8 @@ let package = Package(
             name: "SampleTests",
             dependencies: [
                 "SocialServer", "SocialApp", "Gateway",
+                // Its binary is the client process the outbox's crash test kills.
+                "OutboxChild",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTesting", package: library),

@@ -78,3 +78,8 @@ extension StreamResource where Element == ServerSentEvent {
         return .events("feed/live", query: query, reconnectionDelay: 0.1)
     }
 }
+
+extension OutboxKind where Payload == PostDraft {
+    /// A new post, kept in the app's outbox until the server has it: one at a time, in order.
+    public static let newPost = OutboxKind("new post", lane: "posts") { draft in Resource<Post>.create(draft) }
+}

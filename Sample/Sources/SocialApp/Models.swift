@@ -46,7 +46,7 @@ public struct Credentials: Encodable, Sendable {
 }
 
 /// A post being written.
-public struct PostDraft: Encodable, Sendable, Equatable {
+public struct PostDraft: Codable, Sendable, Equatable {
     public let text: String
 
     public init(text: String) {

@@ -72,6 +72,11 @@ public final class SocialServer: Sendable {
         await store.postCount(withTextPrefix: prefix)
     }
 
+    /// The posts whose text starts with `prefix`, oldest first: what a client's writes became.
+    public func posts(withTextPrefix prefix: String) async -> [(id: Int, text: String)] {
+        await store.posts(withTextPrefix: prefix)
+    }
+
     /// Forgets every session: requests with the old tokens get 401 until their clients log in again.
     public func expireTokens() async {
         await store.expireSessions()

@@ -99,6 +99,10 @@ actor SocialStore {
         return ((id + 1)...lastPostID).compactMap { posts[$0] }
     }
 
+    func posts(withTextPrefix prefix: String) -> [(id: Int, text: String)] {
+        posts.values.filter { $0.text.hasPrefix(prefix) }.sorted { $0.id < $1.id }.map { ($0.id, $0.text) }
+    }
+
     func postCount(withTextPrefix prefix: String) -> Int {
         posts.values.count { $0.text.hasPrefix(prefix) }
     }
