@@ -150,6 +150,30 @@ extension OutboxKind where Payload == Note {
         }
     }
 
+    @Test func anAppWatchesItsWritesGoFromWaitingToSendingToGone() async throws {
+        try await Self.withFolder { folder in
+            let harness = Harness { _ in .hold }
+            let outbox = try Outbox(folder: folder, client: harness.api)
+            let seen = EventLog<[OutboxWriteState.Phase]>()
+            let watching = Task {
+                for await writes in outbox.changes() { seen.append(writes.map(\.phase)) }
+            }
+            await seen.wait(for: 1)
+            try outbox.enqueue(Note(text: "watched"), as: .note)
+
+            // Waiting until its kind is registered, then sending, then gone once told.
+            while !seen.elements.contains([.waiting]) { await seen.wait(for: seen.count + 1) }
+            outbox.register(.note) { _, _ in }
+            while !seen.elements.contains([.sending]) { await seen.wait(for: seen.count + 1) }
+            #expect(harness.transport.release(with: .json("{}", status: 201)))
+            while seen.elements.last != [] { await seen.wait(for: seen.count + 1) }
+
+            #expect(seen.elements.first == [])
+            outbox.close()
+            await watching.value
+        }
+    }
+
     @Test func aDamagedJournalRecordIsReportedAndTheOthersReplayed() async throws {
         try await Self.withFolder { folder in
             let harness = Harness { _ in .hold }

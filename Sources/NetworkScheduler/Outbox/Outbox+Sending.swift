@@ -22,6 +22,7 @@ extension Outbox {
             return due
         }
         for (entry, kind) in due { send(entry, kind) }
+        if !due.isEmpty { publish() }
     }
 
     private func send(_ entry: OutboxEntry, _ kind: Kind) {
@@ -82,6 +83,7 @@ extension Outbox {
             state.writes[entry.id] = write
             return delay
         }
+        publish()
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.pump() }
     }
 
@@ -118,7 +120,10 @@ extension Outbox {
                 if case .accepted = outcome { removing(entry.id) }
             }
         }
-        if !untold.isEmpty { compactIfMostlyHistory() }
+        if !untold.isEmpty {
+            compactIfMostlyHistory()
+            publish()
+        }
     }
 
     // MARK: - The journal

@@ -58,6 +58,20 @@ public final class Outbox: Sendable {
         var isClosed = false
         /// Writes told since the journal was last compacted.
         var toldSinceCompaction = 0
+        /// Who watches its writes (``changes()``).
+        var watchers: [UUID: AsyncStream<[OutboxWriteState]>.Continuation] = [:]
+
+        /// Each write held, where it is, in the order they were enqueued.
+        var snapshot: [OutboxWriteState] {
+            order.compactMap { id in
+                guard let write = writes[id] else { return nil }
+                switch write.outcome {
+                case .rejected?: return OutboxWriteState(entry: write.entry, phase: .deadLetter(write.outcome!))
+                case .accepted?: return nil
+                case nil: return OutboxWriteState(entry: write.entry, phase: write.isSending ? .sending : .waiting)
+                }
+            }
+        }
     }
 
     let journal: OutboxJournal
@@ -132,7 +146,35 @@ public final class Outbox: Sendable {
         }
         try journal.append(try Self.record(.enqueued(entry))) { adding(entry) }
         pump()
+        publish()
         return entry.id
+    }
+
+    /// Its writes and where each is, now and again after each change, the latest first when a
+    /// reader falls behind. Ends when the outbox closes.
+    ///
+    /// ```swift
+    /// for await writes in outbox.changes() { badge.count = writes.count }
+    /// ```
+    public func changes() -> AsyncStream<[OutboxWriteState]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [OutboxWriteState].self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        let (snapshot, isClosed) = state.withLock { state in
+            if !state.isClosed { state.watchers[id] = continuation }
+            return (state.snapshot, state.isClosed)
+        }
+        continuation.yield(snapshot)
+        if isClosed { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.watchers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// Tells the watchers where the writes are now.
+    func publish() {
+        let (snapshot, watchers) = state.withLock { state in
+            state.watchers.isEmpty ? ([], []) : (state.snapshot, Array(state.watchers.values))
+        }
+        for watcher in watchers { watcher.yield(snapshot) }
     }
 
     private func adding(_ entry: OutboxEntry) {
@@ -162,7 +204,12 @@ public final class Outbox: Sendable {
     /// kept, and its write is sent again, with its key, by the next outbox.
     public func close() {
         journal.close()
-        state.withLock { $0.isClosed = true }
+        let watchers = state.withLock { state in
+            state.isClosed = true
+            defer { state.watchers = [:] }
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher.finish() }
     }
 
     /// Forgets a dead letter.
@@ -170,6 +217,7 @@ public final class Outbox: Sendable {
     /// - Parameter id: the write's ID.
     public func drop(_ id: UUID) throws(ServiceError) {
         try journal.append(try Self.record(.dropped(id: id))) { removing(id) }
+        publish()
     }
 
     func removing(_ id: UUID) {

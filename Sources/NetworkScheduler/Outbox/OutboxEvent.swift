@@ -29,6 +29,25 @@ public struct OutboxEntry: Codable, Equatable, Sendable, Identifiable {
     let payload: Data
 }
 
+/// Where a write an ``Outbox`` holds is: for a badge, or a "sending…" row.
+public struct OutboxWriteState: Sendable, Equatable {
+    /// Where it is.
+    public enum Phase: Sendable, Equatable {
+        /// Waiting: for the write before it in its lane, for its kind to be registered, or for
+        /// its next try.
+        case waiting
+        /// On its way to the server.
+        case sending
+        /// Refused for good, or failing past its maximum age: see ``Outbox/deadLetters``.
+        case deadLetter(OutboxOutcome)
+    }
+
+    /// The write.
+    public let entry: OutboxEntry
+    /// Where it is.
+    public let phase: Phase
+}
+
 /// How a write ended, as an ``Outbox`` keeps and tells it.
 public enum OutboxOutcome: Codable, Equatable, Sendable {
     /// The server took it: its status and the body it answered.
