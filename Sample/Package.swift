@@ -52,6 +52,8 @@ let package = Package(
             name: "FriendsDemo",
             dependencies: [
                 "SocialServer", "SocialApp", "Gateway",
+                // Step 16 starts it as the app it kills; a dependency so that it is built beside.
+                "OutboxChild",
                 // Its StubConnectivity plays the device going offline.
                 .product(name: "NetworkSchedulerTesting", package: library),
                 // The gateway step's clients.

@@ -40,6 +40,7 @@ struct Scenario {
         "A 16 MB upload at low priority: the screen's calls keep their slot",
         "A download the server drops halfway: resumed where it stopped",
         "A live feed: it survives a cut connection, and ends with its screen",
+        "A write survives the app being killed mid-POST: sent again by its key, created once",
     ]
 
     func run() async throws {
@@ -58,6 +59,7 @@ struct Scenario {
         try await anUploadAtLowPriority()
         try await aDownloadResumedAfterTheServerDropsIt()
         try await aLiveFeedEndsWithItsScreen()
+        try await aWriteSurvivesTheAppBeingKilled()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while
