@@ -174,6 +174,28 @@ extension OutboxKind where Payload == Note {
         }
     }
 
+    @Test func offlineAWriteWaitsInTheSchedulerAndGoesWhenTheNetworkReturns() async throws {
+        try await Self.withFolder { folder in
+            let connectivity = StubConnectivity(connected: false)
+            let harness = Harness(connectivity: connectivity) { _ in .json("{}", status: 201) }
+            let outbox = try Outbox(folder: folder, client: harness.api)
+            let told = EventLog<OutboxOutcome>()
+            outbox.register(.note) { _, outcome in told.append(outcome) }
+
+            try outbox.enqueue(Note(text: "offline"), as: .note)
+
+            // Handed to the scheduler, which holds it while offline: not sent, not failed.
+            #expect(await harness.events.enqueued.wait(for: 1).count == 1)
+            #expect(harness.scheduler.state.withLock { $0.machine.lineCounts.waiting } == 1)
+            #expect(harness.transport.arrivals.count == 0 && told.count == 0)
+
+            connectivity.set(connected: true)
+
+            #expect(await told.wait(for: 1) == [.accepted(status: 201, body: Data("{}".utf8))])
+            outbox.close()
+        }
+    }
+
     @Test func aDamagedJournalRecordIsReportedAndTheOthersReplayed() async throws {
         try await Self.withFolder { folder in
             let harness = Harness { _ in .hold }
