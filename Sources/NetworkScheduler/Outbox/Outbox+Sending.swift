@@ -115,8 +115,10 @@ extension Outbox {
         }
         for (entry, outcome, kind) in untold {
             kind.tell(entry, outcome)
-            // An accepted write is gone once told; a rejected one stays, a dead letter.
-            try? journal.append(try Self.record(.told(id: entry.id))) {
+            // An accepted write is gone once told; a rejected one stays, a dead letter. Noted at
+            // once, without waiting for the disk: a process killed from now on does not tell it
+            // again (only a machine losing power may).
+            try? toldLog.append(try Self.record(.told(id: entry.id)), synchronize: false) {
                 if case .accepted = outcome { removing(entry.id) }
             }
         }
@@ -135,12 +137,7 @@ extension Outbox {
             return (state.writes.count, state.toldSinceCompaction)
         }
         guard told > 1_000, told > 4 * live else { return }
-        try? journal.compact { () throws(ServiceError) in
-            try state.withLock { state in
-                state.toldSinceCompaction = 0
-                return Result { () throws(ServiceError) in try Self.records(of: state) }
-            }.get()
-        }
+        try? compact()
     }
 
     static func record(_ event: OutboxEvent) throws(ServiceError) -> Data {

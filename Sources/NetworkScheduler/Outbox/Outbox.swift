@@ -75,6 +75,9 @@ public final class Outbox: Sendable {
     }
 
     let journal: OutboxJournal
+    /// Which outcomes were told: apart from the journal, so that noting one never waits behind
+    /// an enqueue's `fsync` (a process killed meanwhile would tell it again).
+    let toldLog: OutboxJournal
     let client: APIClient
     let configuration: Configuration
     let state = Locked(State())
@@ -96,13 +99,29 @@ public final class Outbox: Sendable {
             throw .cannotWriteFile(reason: "\(folder.lastPathComponent): \((error as NSError).localizedDescription)")
         }
         journal = try OutboxJournal(file: folder.appendingPathComponent("outbox.journal"))
+        toldLog = try OutboxJournal(file: folder.appendingPathComponent("outbox.told"))
         self.client = client
         self.configuration = configuration
-        let contents = try journal.read()
-        damagedRecords = contents.damaged.count
-        let replayed = Self.replay(contents.records.compactMap { try? JSONDecoder().decode(OutboxEvent.self, from: $0) })
+        let (contents, told) = (try journal.read(), try toldLog.read())
+        damagedRecords = contents.damaged.count + told.damaged.count
+        let events = (contents.records + told.records).compactMap { try? JSONDecoder().decode(OutboxEvent.self, from: $0) }
+        let replayed = Self.replay(events)
         state.withLock { $0 = replayed }
-        try journal.compact { () throws(ServiceError) in try Self.records(of: replayed) }
+        try compact()
+    }
+
+    /// Rewrites the journal with the records its writes need (the told ones noted in it), and
+    /// empties the told log.
+    func compact() throws(ServiceError) {
+        try journal.compact { () throws(ServiceError) in
+            // The told flags are set before an outcome is told: none noted after this is lost.
+            let records = try state.withLock { state in
+                state.toldSinceCompaction = 0
+                return Result { () throws(ServiceError) in try Self.records(of: state) }
+            }.get()
+            try toldLog.compact { [] }
+            return records
+        }
     }
 
     // MARK: - The app's side
@@ -204,6 +223,7 @@ public final class Outbox: Sendable {
     /// kept, and its write is sent again, with its key, by the next outbox.
     public func close() {
         journal.close()
+        toldLog.close()
         let watchers = state.withLock { state in
             state.isClosed = true
             defer { state.watchers = [:] }

@@ -67,10 +67,11 @@ final class OutboxJournal: Sendable {
         Self.open.withLock { _ = $0.remove(file.standardizedFileURL.path) }
     }
 
-    /// Appends `payload` as one record and waits until the disk has it; then runs `then`, still
-    /// before any other append or compaction, so that what it records in memory and what the
-    /// journal holds change together.
-    func append(_ payload: Data, then: () -> Void = {}) throws(ServiceError) {
+    /// Appends `payload` as one record and, unless `synchronize` is false, waits until the disk
+    /// has it (a record written without it survives the process being killed, not the machine
+    /// losing power); then runs `then`, still before any other append or compaction, so that
+    /// what it records in memory and what the journal holds change together.
+    func append(_ payload: Data, synchronize: Bool = true, then: () -> Void = {}) throws(ServiceError) {
         guard payload.count <= Self.maximumRecordSize else {
             throw .invalidRequest(reason: "a journal record of \(payload.count) bytes is over the \(Self.maximumRecordSize) allowed")
         }
@@ -80,7 +81,7 @@ final class OutboxJournal: Sendable {
                 guard let handle else { throw .invalidRequest(reason: "\(file.lastPathComponent) is closed") }
                 do {
                     try handle.write(contentsOf: record)
-                    try handle.synchronize()
+                    if synchronize { try handle.synchronize() }
                 } catch {
                     throw Self.cannotWrite(file, error)
                 }
