@@ -25,6 +25,7 @@ let benchmarks: @Sendable () -> Void = {
     registerOperationDependencies()
     registerUploads()
     registerDownloads()
+    registerOutboxEnqueue()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -323,6 +324,33 @@ func registerDownloads() {
             benchmark.measurement(overDataTask, percent(scheduled / received[.rawDataTaskToFile]!.bytesPerSecond))
             benchmark.measurement(overAHC, percent(received[.scheduledAsyncHTTPClient]!.bytesPerSecond
                 / received[.rawAsyncHTTPClient]!.bytesPerSecond))
+        } catch {
+            benchmark.error("\(error)")
+        }
+    }
+}
+
+func registerOutboxEnqueue() {
+    let writes = 10_000
+    let outboxWall = metric("outbox enqueue: µs a write (wall)")
+    let outboxCPU = metric("outbox enqueue: µs of CPU a write")
+    let bareWall = metric("FileHandle append + fsync: µs a write (wall)")
+    let bareCPU = metric("FileHandle append + fsync: µs of CPU a write")
+    let ratio = metric("outbox ÷ bare append, wall time (%)")
+    let cpuAdded = metric("outbox's CPU added a write (µs)")
+    Benchmark("12. Outbox: 10,000 writes enqueued, each on disk before it returns",
+              configuration: configuration([outboxWall, outboxCPU, bareWall, bareCPU, ratio, cpuAdded], iterations: 3)) { benchmark in
+        do {
+            let first = benchmark.currentIteration % 2 == 0
+            let bare = first ? try OutboxEnqueue.bareAppend(writes: writes) : nil
+            let outbox = try OutboxEnqueue.outbox(writes: writes)
+            let base = try bare ?? OutboxEnqueue.bareAppend(writes: writes)
+            benchmark.measurement(outboxWall, Int(outbox.wallMicroseconds))
+            benchmark.measurement(outboxCPU, Int(outbox.cpuMicroseconds))
+            benchmark.measurement(bareWall, Int(base.wallMicroseconds))
+            benchmark.measurement(bareCPU, Int(base.cpuMicroseconds))
+            benchmark.measurement(ratio, percent(outbox.wallMicroseconds / base.wallMicroseconds))
+            benchmark.measurement(cpuAdded, Int(outbox.cpuMicroseconds - base.cpuMicroseconds))
         } catch {
             benchmark.error("\(error)")
         }
