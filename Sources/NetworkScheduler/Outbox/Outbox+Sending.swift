@@ -61,13 +61,15 @@ extension Outbox {
         guard let outcome else { return tryAgainLater(entry) }
         // Kept before it is told: a crash between the two tells it at the next launch.
         do {
-            try journal.append(try Self.record(.finished(id: entry.id, outcome: outcome)))
+            // In memory as in the journal, before a compaction could come between the two.
+            try journal.append(try Self.record(.finished(id: entry.id, outcome: outcome))) {
+                state.withLock { state in
+                    state.writes[entry.id]?.outcome = outcome
+                    state.writes[entry.id]?.isSending = false
+                }
+            }
         } catch {
             return tryAgainLater(entry)
-        }
-        state.withLock { state in
-            state.writes[entry.id]?.outcome = outcome
-            state.writes[entry.id]?.isSending = false
         }
         tellOutcomes()
         pump()
