@@ -2,25 +2,10 @@ import Foundation
 
 // Sending an outbox's writes, reading their outcomes, and its journal's history.
 extension Outbox {
-    /// Sends the first write of each lane that is free, due, and of a registered kind.
+    /// Sends the writes an event made ready: due, of a registered kind, heading their lane.
     func pump() {
         let now = Date()
-        let due = state.withLock { state -> [(OutboxEntry, Kind)] in
-            guard !state.isClosed else { return [] }
-            var busyLanes = Set<String>()
-            var due: [(OutboxEntry, Kind)] = []
-            for id in state.order {
-                guard var write = state.writes[id], write.outcome == nil else { continue }
-                let lane = write.entry.lane ?? id.uuidString
-                // Only the first write of a lane that has no outcome yet may go.
-                guard busyLanes.insert(lane).inserted, !write.isSending,
-                      write.notBefore.map({ $0 <= now }) ?? true, let kind = state.kinds[write.entry.kind] else { continue }
-                write.isSending = true
-                state.writes[id] = write
-                due.append((write.entry, kind))
-            }
-            return due
-        }
+        let due = state.withLock { $0.takeDue(at: now) }
         for (entry, kind) in due { send(entry, kind) }
         if !due.isEmpty { publish() }
     }
@@ -63,10 +48,7 @@ extension Outbox {
         do {
             // In memory as in the journal, before a compaction could come between the two.
             try journal.append(try Self.record(.finished(id: entry.id, outcome: outcome))) {
-                state.withLock { state in
-                    state.writes[entry.id]?.outcome = outcome
-                    state.writes[entry.id]?.isSending = false
-                }
+                state.withLock { $0.settle(entry.id, with: outcome) }
             }
         } catch {
             return tryAgainLater(entry)
@@ -86,7 +68,10 @@ extension Outbox {
             return delay
         }
         publish()
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.pump() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            self?.state.withLock { $0.ready.append(entry.id) }
+            self?.pump()
+        }
     }
 
     /// The outcome a failure is, if it is final: the server refused for good, or the request
@@ -105,16 +90,7 @@ extension Outbox {
 
     /// Tells each outcome not yet told whose kind is registered, once, and notes it.
     func tellOutcomes() {
-        let untold = state.withLock { state -> [(OutboxEntry, OutboxOutcome, Kind)] in
-            var untold: [(OutboxEntry, OutboxOutcome, Kind)] = []
-            for id in state.order {
-                guard let write = state.writes[id], !write.isTold, let outcome = write.outcome,
-                      let kind = state.kinds[write.entry.kind] else { continue }
-                state.writes[id]?.isTold = true
-                untold.append((write.entry, outcome, kind))
-            }
-            return untold
-        }
+        let untold = state.withLock { $0.takeUntold() }
         for (entry, outcome, kind) in untold {
             kind.tell(entry, outcome)
             // An accepted write is gone once told; a rejected one stays, a dead letter. Noted at
@@ -164,30 +140,26 @@ extension Outbox {
         for event in events {
             switch event {
             case .enqueued(let entry):
-                guard state.writes[entry.id] == nil else { continue }
-                state.writes[entry.id] = Write(entry: entry)
-                state.order.append(entry.id)
+                if state.writes[entry.id] == nil { state.add(entry) }
             case let .finished(id, outcome):
-                state.writes[id]?.outcome = outcome
+                state.settle(id, with: outcome)
             case .told(let id):
                 state.writes[id]?.isTold = true
-                if case .accepted? = state.writes[id]?.outcome { state.writes[id] = nil }
+                if case .accepted? = state.writes[id]?.outcome { state.remove(id) }
             case .dropped(let id):
-                state.writes[id] = nil
+                state.remove(id)
             }
         }
-        state.order.removeAll { state.writes[$0] == nil }
         return state
     }
 
     /// The records that keep `state`'s writes as they are.
     static func records(of state: State) throws(ServiceError) -> [Data] {
         var records: [Data] = []
-        for id in state.order {
-            guard let write = state.writes[id] else { continue }
+        for write in state.held {
             records.append(try record(.enqueued(write.entry)))
-            if let outcome = write.outcome { records.append(try record(.finished(id: id, outcome: outcome))) }
-            if write.isTold { records.append(try record(.told(id: id))) }
+            if let outcome = write.outcome { records.append(try record(.finished(id: write.entry.id, outcome: outcome))) }
+            if write.isTold { records.append(try record(.told(id: write.entry.id))) }
         }
         return records
     }

@@ -35,45 +35,6 @@ public final class Outbox: Sendable {
         public init() {}
     }
 
-    struct Write {
-        var entry: OutboxEntry
-        var outcome: OutboxOutcome?
-        var isTold = false
-        var isSending = false
-        var failures = 0
-        var notBefore: Date?
-    }
-
-    struct Kind {
-        let lane: String?
-        let send: @Sendable (OutboxEntry) throws(ServiceError) -> Resource<Data>
-        let tell: @Sendable (OutboxEntry, OutboxOutcome) -> Void
-    }
-
-    struct State {
-        var writes: [UUID: Write] = [:]
-        /// The writes in the order they were enqueued.
-        var order: [UUID] = []
-        var kinds: [String: Kind] = [:]
-        var isClosed = false
-        /// Writes told since the journal was last compacted.
-        var toldSinceCompaction = 0
-        /// Who watches its writes (``changes()``).
-        var watchers: [UUID: AsyncStream<[OutboxWriteState]>.Continuation] = [:]
-
-        /// Each write held, where it is, in the order they were enqueued.
-        var snapshot: [OutboxWriteState] {
-            order.compactMap { id in
-                guard let write = writes[id] else { return nil }
-                switch write.outcome {
-                case .rejected?: return OutboxWriteState(entry: write.entry, phase: .deadLetter(write.outcome!))
-                case .accepted?: return nil
-                case nil: return OutboxWriteState(entry: write.entry, phase: write.isSending ? .sending : .waiting)
-                }
-            }
-        }
-    }
-
     let journal: OutboxJournal
     /// Which outcomes were told: apart from the journal, so that noting one never waits behind
     /// an enqueue's `fsync` (a process killed meanwhile would tell it again).
@@ -139,7 +100,10 @@ public final class Outbox: Sendable {
         }, tell: { entry, outcome in
             if let payload = try? Self.payload(of: entry, as: Payload.self) { tell(payload, outcome) }
         })
-        state.withLock { $0.kinds[kind.name] = registered }
+        state.withLock { state in
+            state.kinds[kind.name] = registered
+            state.registered(kind.name)
+        }
         tellOutcomes()
         pump()
     }
@@ -197,22 +161,19 @@ public final class Outbox: Sendable {
     }
 
     private func adding(_ entry: OutboxEntry) {
-        state.withLock { state in
-            state.writes[entry.id] = Write(entry: entry)
-            state.order.append(entry.id)
-        }
+        state.withLock { $0.add(entry) }
     }
 
     /// The writes not yet told, in the order they were enqueued.
     public var pending: [OutboxEntry] {
-        state.withLock { state in state.order.compactMap { state.writes[$0] }.filter { !$0.isTold }.map(\.entry) }
+        state.withLock { state in state.held.filter { !$0.isTold }.map(\.entry) }
     }
 
     /// The writes the server refused for good, or that failed past their maximum age.
     public var deadLetters: [(entry: OutboxEntry, outcome: OutboxOutcome)] {
         state.withLock { state in
-            state.order.compactMap { id in
-                guard let write = state.writes[id], case .rejected? = write.outcome else { return nil }
+            state.held.compactMap { write in
+                guard case .rejected? = write.outcome else { return nil }
                 return (write.entry, write.outcome!)
             }
         }
@@ -241,10 +202,7 @@ public final class Outbox: Sendable {
     }
 
     func removing(_ id: UUID) {
-        state.withLock { state in
-            state.writes[id] = nil
-            state.order.removeAll { $0 == id }
-        }
+        state.withLock { $0.remove(id) }
     }
 
     /// Sends a dead letter again, as a new write with a new key; nil if `id` is no dead letter.

@@ -1,0 +1,151 @@
+import Foundation
+
+// What an outbox holds in memory: its writes, each lane's line, and the writes each event may
+// have made ready, so that no event looks at every write (10,000 waiting made each enqueue
+// walk them all).
+extension Outbox {
+    struct Write {
+        var entry: OutboxEntry
+        var outcome: OutboxOutcome?
+        var isTold = false
+        var isSending = false
+        var failures = 0
+        var notBefore: Date?
+    }
+
+    struct Kind {
+        let lane: String?
+        let send: @Sendable (OutboxEntry) throws(ServiceError) -> Resource<Data>
+        let tell: @Sendable (OutboxEntry, OutboxOutcome) -> Void
+    }
+
+    /// A lane's writes waiting for their outcome, first first; entries of writes that have one
+    /// (or are gone) are passed over as the head moves.
+    struct LaneLine {
+        private var ids: [UUID] = []
+        private var head = 0
+
+        mutating func append(_ id: UUID) { ids.append(id) }
+
+        /// The first write still waiting for its outcome.
+        mutating func first(in writes: [UUID: Write]) -> UUID? {
+            while head < ids.count, writes[ids[head]]?.outcome != nil || writes[ids[head]] == nil { head += 1 }
+            if head > 64, head * 2 > ids.count {
+                ids.removeFirst(head)
+                head = 0
+            }
+            return head < ids.count ? ids[head] : nil
+        }
+    }
+
+    struct State {
+        var writes: [UUID: Write] = [:]
+        /// The writes in the order they were enqueued; those gone are passed over, and swept
+        /// once they are half of it.
+        var order: [UUID] = []
+        var gone = 0
+        var lanes: [String: LaneLine] = [:]
+        /// Writes an event may have made ready to send: looked at by the next pump.
+        var ready: [UUID] = []
+        /// Writes with an outcome not yet told, in the order the outcomes came.
+        var untold: [UUID] = []
+        var kinds: [String: Kind] = [:]
+        var isClosed = false
+        /// Writes told since the journal was last compacted.
+        var toldSinceCompaction = 0
+        /// Who watches its writes (``changes()``).
+        var watchers: [UUID: AsyncStream<[OutboxWriteState]>.Continuation] = [:]
+
+        /// Each write held, where it is, in the order they were enqueued.
+        var snapshot: [OutboxWriteState] {
+            order.compactMap { id in
+                guard let write = writes[id] else { return nil }
+                switch write.outcome {
+                case .rejected?: return OutboxWriteState(entry: write.entry, phase: .deadLetter(write.outcome!))
+                case .accepted?: return nil
+                case nil: return OutboxWriteState(entry: write.entry, phase: write.isSending ? .sending : .waiting)
+                }
+            }
+        }
+
+        /// The writes held, in the order they were enqueued.
+        var held: [Write] { order.compactMap { writes[$0] } }
+
+        /// A new write, ready if it heads its lane.
+        mutating func add(_ entry: OutboxEntry) {
+            writes[entry.id] = Write(entry: entry)
+            order.append(entry.id)
+            guard let lane = entry.lane else { return ready.append(entry.id) }
+            lanes[lane, default: LaneLine()].append(entry.id)
+            if lanes[lane]?.first(in: writes) == entry.id { ready.append(entry.id) }
+        }
+
+        /// A write got its outcome: it waits to be told, and the next of its lane is ready.
+        mutating func settle(_ id: UUID, with outcome: OutboxOutcome) {
+            guard writes[id] != nil else { return }
+            writes[id]?.outcome = outcome
+            writes[id]?.isSending = false
+            untold.append(id)
+            readyNext(after: writes[id]?.entry.lane)
+        }
+
+        /// A write is gone: told and accepted, or dropped.
+        mutating func remove(_ id: UUID) {
+            guard let write = writes.removeValue(forKey: id) else { return }
+            gone += 1
+            if gone * 2 > order.count {
+                order.removeAll { writes[$0] == nil }
+                gone = 0
+            }
+            if write.outcome == nil { readyNext(after: write.entry.lane) }
+        }
+
+        private mutating func readyNext(after lane: String?) {
+            if let lane, let next = lanes[lane]?.first(in: writes) { ready.append(next) }
+        }
+
+        /// Takes the writes ready to send now: due, of a registered kind, heading their lane.
+        /// The others are made ready again by what they wait for (a timer, a registration).
+        mutating func takeDue(at now: Date) -> [(OutboxEntry, Kind)] {
+            guard !isClosed else { return [] }
+            let candidates = ready
+            ready = []
+            var due: [(OutboxEntry, Kind)] = []
+            for id in candidates {
+                guard let write = writes[id], write.outcome == nil, !write.isSending,
+                      write.notBefore.map({ $0 <= now }) ?? true, let kind = kinds[write.entry.kind] else { continue }
+                if let lane = write.entry.lane, lanes[lane]?.first(in: writes) != id { continue }
+                writes[id]?.isSending = true
+                due.append((write.entry, kind))
+            }
+            return due
+        }
+
+        /// Takes the outcomes to tell now, marking them told; those of kinds not registered
+        /// wait for their registration.
+        mutating func takeUntold() -> [(OutboxEntry, OutboxOutcome, Kind)] {
+            var taken: [(OutboxEntry, OutboxOutcome, Kind)] = []
+            var waiting: [UUID] = []
+            for id in untold {
+                guard let write = writes[id], !write.isTold, let outcome = write.outcome else { continue }
+                guard let kind = kinds[write.entry.kind] else {
+                    waiting.append(id)
+                    continue
+                }
+                writes[id]?.isTold = true
+                taken.append((write.entry, outcome, kind))
+            }
+            untold = waiting
+            return taken
+        }
+
+        /// A kind was registered: its writes heading their lanes are ready, its outcomes told.
+        mutating func registered(_ name: String) {
+            for id in order {
+                guard let write = writes[id], write.entry.kind == name, write.outcome == nil else { continue }
+                if let lane = write.entry.lane, lanes[lane]?.first(in: writes) != id { continue }
+                ready.append(id)
+            }
+        }
+    }
+}
