@@ -215,6 +215,28 @@ extension OutboxKind where Payload == Note {
         }
     }
 
+    @Test func aWholeRecordThatIsNoEventIsReportedAsDamageAndSkipped() async throws {
+        try await Self.withFolder { folder in
+            let harness = Harness { _ in .hold }
+            let kept: UUID
+            do {
+                let outbox = try Outbox(folder: folder, client: harness.api)
+                kept = try outbox.enqueue(Note(text: "kept"), as: .note)
+                outbox.close()
+            }
+            // A record a newer version might write: whole, checked, but no event of this one.
+            let journal = try OutboxJournal(file: folder.appendingPathComponent("outbox.journal"))
+            try journal.append(Data(#"{"migrated": {"id": 1}}"#.utf8))
+            journal.close()
+
+            let relaunched = try Outbox(folder: folder, client: harness.api)
+
+            #expect(relaunched.damagedRecords == 1)
+            #expect(relaunched.pending.map(\.id) == [kept])
+            relaunched.close()
+        }
+    }
+
     @Test func aFullOutboxRefusesTheWriteUnwritten() async throws {
         try await Self.withFolder { folder in
             let harness = Harness { _ in .hold }

@@ -42,8 +42,9 @@ public final class Outbox: Sendable {
     let client: APIClient
     let configuration: Configuration
     let state = Locked(State())
-    /// How many damaged stretches its journal held when it was opened: records torn by a crash
-    /// or corrupted on disk, skipped and reported here, never read as a write.
+    /// How many damaged stretches its journal held when it was opened: records torn by a crash,
+    /// corrupted on disk, or written by a version it cannot read, skipped and reported here,
+    /// never read as a write.
     public let damagedRecords: Int
 
     /// The outbox whose journal is in `folder` (made if needed), sending through `client`. It
@@ -64,8 +65,10 @@ public final class Outbox: Sendable {
         self.client = client
         self.configuration = configuration
         let (contents, told) = (try journal.read(), try toldLog.read())
-        damagedRecords = contents.damaged.count + told.damaged.count
-        let events = (contents.records + told.records).compactMap { try? JSONDecoder().decode(OutboxEvent.self, from: $0) }
+        let records = contents.records + told.records
+        // A whole record that is no event of this version (written by a newer one) is damage too.
+        let events = records.compactMap { try? JSONDecoder().decode(OutboxEvent.self, from: $0) }
+        damagedRecords = contents.damaged.count + told.damaged.count + records.count - events.count
         let replayed = Self.replay(events)
         state.withLock { $0 = replayed }
         try compact()
