@@ -94,7 +94,11 @@ extension HeavyTests {
             }
         }
 
-        @Test(arguments: TransportKind.allCases)
+        /// Over AsyncHTTPClient only: FoundationNetworking can trap the process when a server hangs
+        /// up while it reads an upload's file (a `try!` on `curl_easy_pause` of a transfer that
+        /// ended, seen once in a thread-sanitizer run), which would end this whole test run. The
+        /// Platform Notes say so.
+        @Test(arguments: [TransportKind.asyncHTTPClient])
         func aServerThatHangsUpMidUploadIsALostConnection(over transport: TransportKind) async throws {
             try await Self.withFile(bytes: 16 * 1_024 * 1_024) { file, _ in
                 try await Fixture.with(over: transport) { fixture in
