@@ -139,7 +139,7 @@ final class OutboxJournal: Sendable {
     static func encode(_ payload: Data) -> Data {
         var record = mark
         withUnsafeBytes(of: UInt32(payload.count).littleEndian) { record.append(contentsOf: $0) }
-        withUnsafeBytes(of: checksum(payload).littleEndian) { record.append(contentsOf: $0) }
+        withUnsafeBytes(of: Checksum.fnv1a(payload).littleEndian) { record.append(contentsOf: $0) }
         record.append(payload)
         return record
     }
@@ -174,7 +174,7 @@ final class OutboxJournal: Sendable {
         guard length <= maximumRecordSize, bytes.count - offset - headerSize >= length else { return nil }
         let stored = integer(UInt64.self, in: bytes, at: offset + 8)
         let payload = bytes[(offset + headerSize)..<(offset + headerSize + length)]
-        return checksum(payload) == stored ? length : nil
+        return Checksum.fnv1a(payload) == stored ? length : nil
     }
 
     private static func nextMark(in bytes: [UInt8], after offset: Int) -> Int? {
@@ -190,11 +190,6 @@ final class OutboxJournal: Sendable {
         var value: T = 0
         for index in 0..<MemoryLayout<T>.size { value |= T(bytes[offset + index]) << (8 * index) }
         return value
-    }
-
-    /// FNV-1a, 64 bits: enough to tell a torn or flipped record from a whole one.
-    static func checksum<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
-        bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
     }
 
     /// `file` open for appending, made (readable by its owner alone) if it is not there.
