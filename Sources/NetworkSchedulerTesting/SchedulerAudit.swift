@@ -46,14 +46,14 @@ public final class SchedulerAudit: RequestEvent.Monitor {
                 // told first is not open.
                 if state.ends[caller.id, default: 0] == 0 { state.open.insert(caller.id) }
                 state.ends[caller.id, default: 0] += 0
-            case .succeeded(let caller, _), .failed(let caller, _, _), .cancelled(let caller):
+            case .succeeded(let caller, _), .servedFromCache(let caller, _), .failed(let caller, _, _), .cancelled(let caller):
                 state.open.remove(caller.id)
                 state.ends[caller.id, default: 0] += 1
             case .started(let call, _):
                 state.networkCalls["\(call.method) \(call.url?.path ?? "")", default: 0] += 1
             case .outcomeKept:
                 state.keptOutcomes += 1
-            case .retried, .promoted, .hostHealthChanged, .progressed:
+            case .retried, .promoted, .hostHealthChanged, .progressed, .revalidated:
                 break
             }
             guard state.open.isEmpty else { return [] }

@@ -64,10 +64,13 @@ import Testing
     }
 
     @Test func directivesAreReadWhateverTheirSpacingCaseAndQuotes() {
-        let control = CacheControl(#" No-Cache="set-cookie, x-private" ,private,  max-age = 60 , must-revalidate"#)
+        let control = CacheControl(#" No-Cache="set-cookie, x-private" ,private,  max-age=60 , must-revalidate"#)
         #expect(control.directives["no-cache"] == .some("set-cookie, x-private"))
         #expect(control.has("private") && control.has("must-revalidate"))
         #expect(control.seconds("max-age") == 60)
+        // No space around `=`: the suite's freshness-max-age-space-before/after-equals.
+        #expect(!CacheControl("max-age =60").has("max-age"))
+        #expect(!CacheControl("max-age= 60").has("max-age"))
         #expect(!CacheControl(nil).has("no-store"))
     }
 }

@@ -38,12 +38,15 @@ import NetworkSchedulerTesting
         snapshot.succeeded = 10
         snapshot.failed = 1
         snapshot.cancelled = 1
+        snapshot.servedFromCache = 2
+        snapshot.revalidated = 1
         snapshot.queueWait[.high] = MetricsCollector.QueueWait(count: 4, p50: 0.0021, p99: 0.01, max: 1.5)
         snapshot.queueWait[.low] = MetricsCollector.QueueWait(count: 2, p50: 0.25, p99: 0.5, max: 0.5)
 
         #expect(snapshot.description == """
-            requests: 12 (10 succeeded, 1 failed, 1 cancelled)
+            requests: 14 (10 succeeded, 2 from the cache, 1 failed, 1 cancelled)
             network calls: 9, deduplicated: 3, retries: 1, promotions: 0, host pauses: 0
+            cache: 2 served, 1 revalidated
             queue wait high: 4 callers, p50 0.002 s, p99 0.010 s, max 1.500 s
             queue wait low: 2 callers, p50 0.250 s, p99 0.500 s, max 0.500 s
             """)
@@ -115,6 +118,8 @@ private final class StoryRecorder: RequestEvent.Monitor {
         case let .hostHealthChanged(host, health): lines.append("\(host) \(health)")
         case let .outcomeKept(call, _): lines.append("kept \(call.url?.path ?? "")")
         case let .progressed(call, progress): lines.append("progressed \(call.url?.path ?? "") \(progress.bytesReceived)")
+        case let .servedFromCache(caller, metrics): lines.append("served \(caller.id) \(metrics.cacheUse)")
+        case let .revalidated(call, statusCode): lines.append("revalidated \(call.url?.path ?? "") \(statusCode)")
         }
     }
 }

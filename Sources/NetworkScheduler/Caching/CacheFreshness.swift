@@ -11,11 +11,16 @@ struct CacheControl: Equatable, Sendable {
         var rest = Substring(field)
         while !rest.isEmpty {
             rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "," }
-            let name = rest.prefix { $0 != "=" && $0 != "," }.trimmingCharacters(in: .whitespaces).lowercased()
-            rest = rest.dropFirst(rest.prefix { $0 != "=" && $0 != "," }.count)
+            let rawName = rest.prefix { $0 != "=" && $0 != "," }
+            rest = rest.dropFirst(rawName.count)
+            // No space is allowed around `=` (§5.2): `max-age =100` and `max-age= 100` are no
+            // max-age, and such a directive counts as no directive.
+            var isValid = rest.first != "=" || rawName.last.map { $0 != " " && $0 != "\t" } ?? false
+            let name = rawName.trimmingCharacters(in: .whitespaces).lowercased()
             var value: String?
             if rest.first == "=" {
                 rest = rest.dropFirst()
+                if rest.first == " " || rest.first == "\t" { isValid = false }
                 if rest.first == "\"" {
                     rest = rest.dropFirst()
                     var quoted = ""
@@ -35,7 +40,7 @@ struct CacheControl: Equatable, Sendable {
                 }
                 rest = rest.drop { $0 != "," }
             }
-            if !name.isEmpty, directives[name] == nil { directives[name] = .some(value) }
+            if isValid, !name.isEmpty, directives[name] == nil { directives[name] = .some(value) }
         }
     }
 

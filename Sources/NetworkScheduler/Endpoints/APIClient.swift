@@ -103,7 +103,8 @@ public struct APIClient: Sendable {
             deadline: resource.deadline,
             adapter: requestAdapter,
             downloadDestination: resource.downloadDestination,
-            stream: stream
+            stream: stream,
+            cachePolicy: resource.cachePolicy
         )
         return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)

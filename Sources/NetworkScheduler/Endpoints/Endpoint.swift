@@ -65,6 +65,8 @@ final class Submission: Sendable, Equatable {
     let originBoundHeaders: [String]
     /// Its resource's tags.
     let tags: Set<String>
+    /// How it uses its scheduler's cache.
+    let cachePolicy: CachePolicy
     /// Its lane, deadline and adapter, which few requests have: apart, so that the others do
     /// not carry their bytes (a submission is made per request).
     private let steering: Steering?
@@ -113,7 +115,8 @@ final class Submission: Sendable, Equatable {
         deadline: TimeInterval? = nil,
         adapter: RequestAdapter? = nil,
         downloadDestination: URL? = nil,
-        stream: (any StreamIntake)? = nil
+        stream: (any StreamIntake)? = nil,
+        cachePolicy: CachePolicy = .useCache
     ) {
         self.source = source
         self.deduplication = deduplication
@@ -124,6 +127,8 @@ final class Submission: Sendable, Equatable {
         self.maximumResponseSize = maximumResponseSize
         self.originBoundHeaders = originBoundHeaders
         self.tags = tags
+        // A download or a stream goes to its file or its reader, never to the cache.
+        self.cachePolicy = downloadDestination == nil && stream == nil ? cachePolicy : .bypass
         steering = lane == nil && deadline == nil && adapter == nil && downloadDestination == nil && stream == nil
             ? nil : Steering(lane: lane, deadline: deadline, adapter: adapter, downloadDestination: downloadDestination,
                              stream: stream)
@@ -135,6 +140,14 @@ final class Submission: Sendable, Equatable {
         case .recipe(let recipe): recipe.target
         case .urlRequest(let request): (request.httpMethod ?? "GET", request.url)
         }
+    }
+
+    /// The same submission with another cache policy: for a revalidation in the background.
+    func caching(_ policy: CachePolicy) -> Submission {
+        Submission(source, deduplication: deduplication, retryPolicy: retryPolicy, sendsIdempotencyKey: sendsIdempotencyKey,
+                   authenticator: authenticator, redirectPolicy: redirectPolicy, maximumResponseSize: maximumResponseSize,
+                   originBoundHeaders: originBoundHeaders, tags: tags, lane: lane, deadline: deadline, adapter: adapter,
+                   downloadDestination: downloadDestination, stream: stream, cachePolicy: policy)
     }
 
     /// What its transport must enforce, with `maximumResponseSize` unless it has its own.

@@ -32,11 +32,34 @@ struct PreparedRequest: Sendable, Equatable {
     private final class Storage: Sendable {
         let form: Form
         let host: String
+        let cache: CacheContext?
 
-        init(form: Form, host: String) {
+        init(form: Form, host: String, cache: CacheContext? = nil) {
             self.form = form
             self.host = host
+            self.cache = cache
         }
+    }
+
+    /// What the scheduler's cache needs of the answer: where to store it, and the stored
+    /// answer it was made conditional on (or that stands in for an outage).
+    struct CacheContext: Sendable {
+        let key: CacheKey
+        let validating: CachedResponse?
+        let policy: CachePolicy
+    }
+
+    /// Set when the cache sends it; nil when the cache leaves it alone.
+    var cache: CacheContext? { storage.cache }
+
+    /// Hands it to the cache: conditional on `validating`'s validators, if it has any.
+    mutating func send(for cache: CacheContext) {
+        var request = self
+        if let stored = cache.validating {
+            if let tag = stored.entityTag { request.setValue(tag, forHTTPHeaderField: "If-None-Match") }
+            if let date = stored.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
+        }
+        storage = Storage(form: request.form, host: host, cache: cache)
     }
 
     private var storage: Storage
@@ -116,6 +139,14 @@ struct PreparedRequest: Sendable, Equatable {
         }
     }
 
+    /// Its absolute URL, as text.
+    var urlString: String? {
+        switch form {
+        case .built(let request): request.url?.absoluteString
+        case .parts(let parts): parts.url
+        }
+    }
+
     /// Seconds an attempt of it may take, from its start to its end.
     var timeout: TimeInterval {
         switch form {
@@ -157,10 +188,10 @@ struct PreparedRequest: Sendable, Equatable {
         switch form {
         case .built(var request):
             request.setValue(value, forHTTPHeaderField: name)
-            storage = Storage(form: .built(request), host: host)
+            storage = Storage(form: .built(request), host: host, cache: cache)
         case .parts(var parts):
             parts.headers[name] = value
-            storage = Storage(form: .parts(parts), host: host)
+            storage = Storage(form: .parts(parts), host: host, cache: cache)
         }
     }
 

@@ -63,6 +63,9 @@ public struct Resource<Model: Sendable>: Sendable {
     /// it the caller ends with ``ServiceError/deadlineExceeded``, at that moment; nil waits as
     /// long as it takes. See ``within(_:)``.
     public var deadline: TimeInterval?
+    /// How it uses the scheduler's cache (``RequestScheduler/Configuration-swift.struct/cache``):
+    /// HTTP's rules unless you choose otherwise. See ``caching(_:)``.
+    public var cachePolicy: CachePolicy = .useCache
     /// Where a download's body is saved (``download(_:query:headers:to:maximumSize:timeout:)``).
     var downloadDestination: URL?
 
@@ -204,6 +207,19 @@ extension Resource {
     public func limitingResponses(to bytes: Int) -> Self {
         var resource = self
         resource.maximumResponseSize = bytes
+        return resource
+    }
+
+    /// This resource with its own way of using the scheduler's cache: see ``CachePolicy``.
+    ///
+    /// ```swift
+    /// api.send(.feed(page: 1).caching(.revalidate)) { … } // pull to refresh
+    /// ```
+    ///
+    /// - Parameter policy: how it reads and stores answers.
+    public func caching(_ policy: CachePolicy) -> Self {
+        var resource = self
+        resource.cachePolicy = policy
         return resource
     }
 

@@ -35,6 +35,7 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
         case .responseTooLarge(let limit): return "responseTooLarge(limit: \(limit))"
         case .streamBufferFull(let limit): return "streamBufferFull(limit: \(limit))"
         case .cannotWriteFile(let reason): return "cannotWriteFile(\(reason))"
+        case .notCached: return "notCached"
         case .timedOut: return "timedOut"
         case .cancelled: return "cancelled"
         case .deadlineExceeded: return "deadlineExceeded"

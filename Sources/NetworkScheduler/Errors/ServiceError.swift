@@ -35,6 +35,9 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// A download's file could not be written: its folder refuses it, or the disk is full.
     /// `reason` names the file and says why, as the system did.
     case cannotWriteFile(reason: String)
+    /// The request asked for the cache's answer only (``CachePolicy/onlyCache``, or
+    /// `Cache-Control: only-if-cached`), and the cache has none for it.
+    case notCached
     /// The request did not end within its deadline: its timeout, counted from when it was put
     /// on the wire to its last byte, whatever the server or the transport did meanwhile; for an
     /// upload, counted again from each step of its progress (see <doc:Uploads>).
@@ -145,6 +148,7 @@ extension ServiceError {
         case .responseTooLarge: "responseTooLarge"
         case .streamBufferFull: "streamBufferFull"
         case .cannotWriteFile: "cannotWriteFile"
+        case .notCached: "notCached"
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
         case .deadlineExceeded: "deadlineExceeded"
@@ -189,6 +193,8 @@ extension ServiceError: LocalizedError {
             return "The stream arrived faster than it was read: more than twice its \(limit)-byte buffer was waiting."
         case .cannotWriteFile(let reason):
             return "The download could not be saved: \(reason)"
+        case .notCached:
+            return "The answer was asked of the cache only, and the cache has none."
         case .timedOut:
             return "The server took too long to answer."
         case .cancelled:

@@ -9,6 +9,8 @@ public struct TransportResponse: Sendable, Equatable {
     public let data: Data
     /// The status and headers.
     public let head: ResponseHead
+    /// Set by the scheduler's cache when it answered, or had a hand in the answer.
+    var cacheUse = CacheUse.none
 
     /// A response with its body.
     ///

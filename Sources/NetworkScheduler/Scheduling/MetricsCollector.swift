@@ -26,7 +26,7 @@ public final class MetricsCollector: RequestEvent.Monitor {
     /// The counts at one moment.
     public struct Snapshot: Sendable, Equatable {
         /// Callers that have ended, in any way.
-        public var requests: Int { succeeded + failed + cancelled }
+        public var requests: Int { succeeded + servedFromCache + failed + cancelled }
         /// Network calls started.
         public var networkCalls = 0
         /// Callers that joined a call in flight instead of making their own.
@@ -35,6 +35,11 @@ public final class MetricsCollector: RequestEvent.Monitor {
         public var retries = 0
         /// Callers that got their model.
         public var succeeded = 0
+        /// Callers that got their model from the cache without waiting for the server (see
+        /// ``CacheUse/servedFromCache``); not counted in ``succeeded``.
+        public var servedFromCache = 0
+        /// Answers to requests the cache made conditional: a 304 or a new answer.
+        public var revalidated = 0
         /// Callers that got an error other than cancellation.
         public var failed = 0
         /// Callers that were cancelled.
@@ -104,6 +109,10 @@ public final class MetricsCollector: RequestEvent.Monitor {
                 counts.snapshot.promotions += 1
             case .hostHealthChanged(_, .paused):
                 counts.snapshot.hostPauses += 1
+            case .servedFromCache:
+                counts.snapshot.servedFromCache += 1
+            case .revalidated:
+                counts.snapshot.revalidated += 1
             case .hostHealthChanged, .outcomeKept, .progressed:
                 break
             }
@@ -115,15 +124,18 @@ extension MetricsCollector.Snapshot: CustomStringConvertible {
     /// One line per figure, as a log or a test failure shows it:
     ///
     /// ```
-    /// requests: 12 (10 succeeded, 1 failed, 1 cancelled)
+    /// requests: 14 (10 succeeded, 2 from the cache, 1 failed, 1 cancelled)
     /// network calls: 9, deduplicated: 3, retries: 1, promotions: 0, host pauses: 0
+    /// cache: 2 served, 1 revalidated
     /// queue wait high: 4 callers, p50 0.002 s, p99 0.010 s, max 0.010 s
     /// ```
     public var description: String {
         var lines = [
-            "requests: \(requests) (\(succeeded) succeeded, \(failed) failed, \(cancelled) cancelled)",
+            "requests: \(requests) (\(succeeded) succeeded, \(servedFromCache) from the cache, \(failed) failed, "
+                + "\(cancelled) cancelled)",
             "network calls: \(networkCalls), deduplicated: \(deduplicated), retries: \(retries), "
                 + "promotions: \(promotions), host pauses: \(hostPauses)",
+            "cache: \(servedFromCache) served, \(revalidated) revalidated",
         ]
         for priority in RequestPriority.allCases.reversed() {
             guard let wait = queueWait[priority] else { continue }

@@ -15,6 +15,9 @@ public struct ResponseMetrics: Sendable, Equatable {
     public var queuedDuration: TimeInterval
     /// Seconds from the last attempt getting its slot to its outcome, on the scheduler's clock.
     public var networkDuration: TimeInterval
+    /// Whether the answer came from the scheduler's cache (``RequestScheduler/Configuration-swift.struct/cache``),
+    /// and how.
+    public var cacheUse: CacheUse = .none
 
     /// Metrics with every figure given.
     ///
@@ -23,12 +26,14 @@ public struct ResponseMetrics: Sendable, Equatable {
     ///   - wasShared: whether other callers shared the call.
     ///   - queuedDuration: seconds waited before the last attempt started.
     ///   - networkDuration: seconds on the wire.
+    ///   - cacheUse: whether, and how, the answer came from the cache.
     public init(statusCode: Int? = nil, wasShared: Bool = false, queuedDuration: TimeInterval = 0,
-                networkDuration: TimeInterval = 0) {
+                networkDuration: TimeInterval = 0, cacheUse: CacheUse = .none) {
         self.statusCode = statusCode
         self.wasShared = wasShared
         self.queuedDuration = queuedDuration
         self.networkDuration = networkDuration
+        self.cacheUse = cacheUse
     }
 }
 
@@ -47,4 +52,6 @@ public struct Reply<Model: Sendable>: Sendable {
     public var statusCode: Int { head.statusCode }
     /// Whether this caller's network call was shared with other callers.
     public var wasShared: Bool { metrics.wasShared }
+    /// Whether, and how, the answer came from the scheduler's cache.
+    public var cacheUse: CacheUse { metrics.cacheUse }
 }

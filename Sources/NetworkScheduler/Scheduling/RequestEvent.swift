@@ -45,6 +45,13 @@ public enum RequestEvent: Sendable {
     /// A network call's body went out or came in by another step: about a hundredth of an
     /// upload or a download (and at least 64 KiB), and for a stream at most ten a second.
     case progressed(Call, TransferProgress)
+    /// A caller got its model from the scheduler's cache, without waiting for the server to
+    /// confirm it: how, in its metrics' ``ResponseMetrics/cacheUse``. It ends the caller, as
+    /// ``succeeded(_:_:)`` would.
+    case servedFromCache(Caller, ResponseMetrics)
+    /// The server answered a request the cache made conditional on its stored answer: 304
+    /// (the stored answer still holds, and is used) or a new answer.
+    case revalidated(Call, statusCode: Int)
 }
 
 extension RequestEvent {
@@ -128,6 +135,8 @@ extension RequestEvent: CustomStringConvertible, CustomDebugStringConvertible {
             "kept \(call): \((try? outcome.get()).map(String.init) ?? "\(outcome)")"
         case let .progressed(call, progress):
             "progressed \(call): \(progress.bytesSent) bytes sent, \(progress.bytesReceived) received"
+        case let .servedFromCache(caller, metrics): "served \(caller) from the cache (\(metrics.cacheUse))"
+        case let .revalidated(call, statusCode): "revalidated \(call): \(statusCode)"
         }
     }
 

@@ -382,7 +382,10 @@ struct CallResult: Sendable, Equatable {
     /// since the machine reads none.
     var metrics: ResponseMetrics {
         var metrics = measured
-        metrics.statusCode = try? outcome.get().statusCode
+        if case .success(let response) = outcome {
+            metrics.statusCode = response.statusCode
+            metrics.cacheUse = response.cacheUse
+        }
         return metrics
     }
 }

@@ -10,12 +10,16 @@ import FoundationNetworking
 extension RequestScheduler {
     /// An attempt's operation reported its outcome: read it here, outside the lock (a retry
     /// policy's decider runs then), and tell the machine.
-    func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>) {
+    /// `requested` is when it was sent, if the cache may keep its answer.
+    func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>,
+                      requested: Date? = nil) {
         let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
                                      submission: start.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
+        // The verdict is on what the server did; the callers get what the cache makes of it.
+        let answer = cacheAnswer(to: start.request, outcome, requested: requested, isFinal: verdict.retry == nil)
         let now = clock.uptimeNanoseconds
-        feed(ending: start.id) { $0.attemptEnded(start.id, with: outcome, verdict: verdict, now: now) }
+        feed(ending: start.id) { $0.attemptEnded(start.id, with: answer, verdict: verdict, now: now) }
     }
 
     /// An attempt's body went out further: the machine moves its deadline, and its call's
@@ -35,8 +39,10 @@ extension RequestScheduler {
         let verdict = AttemptVerdict(of: .failure(error), attemptNumber: expiry.attemptNumber, request: expiry.request,
                                      submission: expiry.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
+        let answer = verdict.retry == nil && expiry.request.cache != nil
+            ? cacheAnswer(to: expiry.request, .failure(error), requested: nil, isFinal: true) : nil
         let now = clock.uptimeNanoseconds
-        feed { $0.expiryJudged(expiry.id, as: error, verdict, now: now) }
+        feed { $0.expiryJudged(expiry.id, as: error, verdict, answer: answer, now: now) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

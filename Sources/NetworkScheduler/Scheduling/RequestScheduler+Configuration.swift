@@ -92,6 +92,11 @@ extension RequestScheduler {
         /// ``ServiceError/responseTooLarge(limit:)``.
         public var maximumResponseSize: Int = Configuration.defaultMaximumResponseSize
 
+        /// The HTTP cache its GET and HEAD requests use (see ``ResponseCache``); none unless
+        /// you set one. On Apple platforms, give the transport's session no `URLCache` when
+        /// you set one, so that there is one cache.
+        public var cache: ResponseCache?
+
         /// Where the scheduler reads the time and sets its timer (deadlines, backoffs, pauses,
         /// rate limits, kept outcomes) and times what it reports (queue waits and wire time in
         /// ``ResponseMetrics`` and events): the system's unless a test gives a virtual one.

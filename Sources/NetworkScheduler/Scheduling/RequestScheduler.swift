@@ -291,6 +291,8 @@ public final class RequestScheduler: Sendable {
         // Made before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication,
                               destination: handle.submission.downloadDestination)
+        // After the key: the cache's conditional fields do not change what is asked.
+        if answeredFromCache(handle, readying: &request) { return }
         // A new call's key, shared by its joiners and every attempt; not part of the call's key.
         if handle.submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
             request.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
@@ -472,6 +474,8 @@ public final class RequestScheduler: Sendable {
         if start.request.hasBody || start.submission.downloadDestination != nil || start.submission.opensStream {
             onProgress = { [self] progress in attemptProgressed(start, progress) }
         }
+        // For the age of an answer the cache keeps (RFC 9111 §4.2.3).
+        let requested = start.request.cache != nil ? clock.now : nil
         var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
         policy.priority = start.priority
         return DataTaskOperation(
@@ -484,7 +488,7 @@ public final class RequestScheduler: Sendable {
             stream: start.submission.stream,
             onProgress: onProgress,
             onCompletion: { [self] outcome, _ in
-                attemptEnded(start, with: outcome)
+                attemptEnded(start, with: outcome, requested: requested)
             }
         )
     }
@@ -582,15 +586,20 @@ public final class RequestScheduler: Sendable {
     }
 
     /// Ends a caller that is not attached to a call with `error`.
-    private func fail(_ handle: RequestHandle, with error: ServiceError) {
+    func fail(_ handle: RequestHandle, with error: ServiceError) {
+        end(handle, with: .failure(error))
+    }
+
+    /// Ends a caller that is not attached to a call with `result`: an error, or the cache's answer.
+    func end(_ handle: RequestHandle, with result: CallResult) {
         let now = clock.uptimeNanoseconds
         let hasEntered = feed { machine in
             guard let id = handle.callerID else { return (false, Machine.Actions()) }
-            return (true, machine.fail(id, with: error, now: now))
+            return (true, machine.end(id, with: result, now: now))
         }
-        // One that never entered the machine (its request could not be built) has nothing to
-        // race with: nobody else can end it.
-        if !hasEntered { handle.complete(with: .failure(error)) }
+        // One that never entered the machine (its request could not be built, or the cache
+        // answered it) has nothing to race with: nobody else can end it.
+        if !hasEntered { handle.complete(with: result) }
     }
 
     private func timerFired() {
@@ -598,7 +607,7 @@ public final class RequestScheduler: Sendable {
         feed { $0.timerFired(now: now) }
     }
 
-    private func nextID() -> RequestHandle.ID {
+    func nextID() -> RequestHandle.ID {
         RequestHandle.ID(value: Self.lastID.withLock { id in
             id += 1
             return id
@@ -609,6 +618,7 @@ public final class RequestScheduler: Sendable {
 
     func record(_ outcome: RequestHandle.Outcome, of handle: RequestHandle, metrics: ResponseMetrics) {
         switch outcome {
+        case .succeeded where metrics.cacheUse.servedFromCache: record(.servedFromCache(handle.eventCaller, metrics))
         case .succeeded: record(.succeeded(handle.eventCaller, metrics))
         case .failed(let error): record(.failed(handle.eventCaller, error, metrics))
         case .cancelled: record(.cancelled(handle.eventCaller))

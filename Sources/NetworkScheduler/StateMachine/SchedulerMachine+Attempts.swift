@@ -40,13 +40,16 @@ extension SchedulerMachine {
     /// `error` (`.timedOut`, unless the layer beside the transport found why it stalled): the
     /// call is tried again, or its callers get `error`. Nothing happens if the call has gone
     /// meanwhile (its callers left), or for any other attempt.
-    mutating func expiryJudged(_ attempt: AttemptID, as error: ServiceError, _ verdict: AttemptVerdict, now: UInt64) -> Actions {
+    /// `answer` is what the callers get instead of `error` if the call is not tried again (a
+    /// stale answer from the cache).
+    mutating func expiryJudged(_ attempt: AttemptID, as error: ServiceError, _ verdict: AttemptVerdict,
+                               answer: Result<TransportResponse, ServiceError>? = nil, now: UInt64) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
               case .expired(let started) = call.attempt else { return Actions() }
         call.attempt = .between
         var actions = Actions()
         hostsToFill.insert(call.host)
-        decide(attempt.call, after: .failure(error), verdict: verdict, startedAt: started, now: now, into: &actions)
+        decide(attempt.call, after: answer ?? .failure(error), verdict: verdict, startedAt: started, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
     }

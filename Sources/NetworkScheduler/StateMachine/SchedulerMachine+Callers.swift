@@ -132,6 +132,12 @@ extension SchedulerMachine {
     /// Ends a caller that is not attached to a call with `error` (a dependency failed, or its
     /// request could not be built), unless it has ended already.
     mutating func fail(_ id: CallerID, with error: ServiceError, now: UInt64) -> Actions {
+        end(id, with: .failure(error), now: now)
+    }
+
+    /// Ends a caller that waits for its dependencies or is being built with `result`, which
+    /// came from elsewhere than a call of its own (an error, or the cache's answer).
+    mutating func end(_ id: CallerID, with result: CallResult, now: UInt64) -> Actions {
         guard let caller = callers.lookup(id.slot) else { return Actions() }
         switch caller.stage {
         case .waiting, .building:
@@ -139,7 +145,7 @@ extension SchedulerMachine {
             stopLending(from: id, now: now, into: &actions)
             removeCaller(id)
             fillHosts(now: now, into: &actions)
-            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: .failure(error)))
+            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: result))
             return actions
         case .attached:
             return Actions()

@@ -121,6 +121,8 @@ final class EventRecorder: RequestEvent.Monitor {
     let kept = EventLog<RequestEvent.Call>()
     /// Each step of a call's body, with the callers it was told to.
     let progressed = EventLog<(call: RequestEvent.Call, progress: TransferProgress)>()
+    /// The status of each answer to a request the cache made conditional.
+    let revalidated = EventLog<Int>()
 
     func record(_ event: RequestEvent) {
         switch event {
@@ -128,11 +130,12 @@ final class EventRecorder: RequestEvent.Monitor {
         case .joined(let caller): joined.append(caller.id)
         case .started(let call, _): started.append(call)
         case .retried(_, let attempt, _, _): retried.append(attempt)
-        case .succeeded, .failed, .cancelled: ended.append(event)
+        case .succeeded, .servedFromCache, .failed, .cancelled: ended.append(event)
         case .promoted(let call, _, let to): promoted.append((call.url?.path ?? "", to))
         case .hostHealthChanged(_, let change): health.append(change)
         case .outcomeKept(let call, _): kept.append(call)
         case .progressed(let call, let progress): progressed.append((call, progress))
+        case .revalidated(_, let statusCode): revalidated.append(statusCode)
         }
     }
 }

@@ -1,0 +1,272 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import NetworkScheduler
+import NetworkSchedulerTesting
+
+/// The scheduler with a cache: a fresh hit takes no slot and reaches no transport, a stale
+/// answer is revalidated once for all its callers, an outage can be answered stale, and no
+/// answer crosses users.
+@Suite struct SchedulerCachingTests {
+    private static let profile = Resource<Data>(path: "profile")
+
+    /// A server whose answers carry `fields` and an ETag, with a 304 for that ETag, unless a
+    /// test scripted another answer for a path.
+    private final class Server: Sendable {
+        let fields: [String: String]
+        let etag = "\"v1\""
+        /// By path, what the server answers instead.
+        let scripted = Locked<[String: StubResponse]>([:])
+
+        init(_ fields: [String: String]) {
+            self.fields = fields.merging(["ETag": etag]) { $1 }
+        }
+
+        func answer(_ request: URLRequest) -> StubResponse {
+            if let scripted = scripted.withLock({ $0[request.url?.path ?? ""] }) { return scripted }
+            if request.value(forHTTPHeaderField: "If-None-Match") == etag { return .respond(status: 304, headers: fields) }
+            return .respond(status: 200, body: Data("profile v1".utf8), headers: fields)
+        }
+    }
+
+    private static func harness(_ server: Server, budget: Int = 6, clock: VirtualClock = VirtualClock()) -> Harness {
+        Harness(budget: budget, slotsReservedAboveLowPriority: 0, reply: server.answer) {
+            $0.cache = ResponseCache()
+            $0.clock = clock
+        }
+    }
+
+    @Test func aFreshHitTakesNoSlotReachesNoTransportAndIsCounted() async throws {
+        let server = Server(["Cache-Control": "max-age=60"])
+        let harness = Self.harness(server, budget: 1)
+        _ = try await harness.api.reply(for: Self.profile)
+        // The host's only slot is taken by a request the server holds.
+        server.scripted.withLock { $0["/v1/slow"] = .hold }
+        let held = harness.api.send(Resource<Data>(path: "slow")) { _ in }
+        #expect(await harness.transport.arrivals.wait(for: 2).count == 2)
+
+        let reply = try await harness.api.reply(for: Self.profile)
+
+        #expect(reply.cacheUse == .fresh)
+        #expect(String(decoding: reply.value, as: UTF8.self) == "profile v1")
+        #expect(harness.transport.count("GET /v1/profile") == 1)
+        #expect(harness.metrics.snapshot.servedFromCache == 1)
+        #expect(harness.events.ended.elements.contains { if case .servedFromCache = $0 { true } else { false } })
+        held.cancel()
+    }
+
+    @Test func aHitIsDeliveredAsAnyAnswerIsToCallbacksAndDependents() async throws {
+        let server = Server(["Cache-Control": "max-age=60"])
+        let harness = Self.harness(server)
+        _ = try await harness.api.reply(for: Self.profile)
+        let outcomes = Outcomes<Data>()
+
+        // A caller that waits for another, then is answered by the cache; and one after it.
+        let first = harness.api.send(Resource<Data>(path: "other")) { outcomes.completion("other")($0) }
+        let hit = harness.api.send(Self.profile, after: [first]) { outcomes.completion("hit")($0) }
+        harness.api.send(Resource<Data>(path: "third"), after: [hit]) { outcomes.completion("third")($0) }
+
+        let results = await outcomes.wait(for: 3)
+        #expect(results["hit"]?.success.map { String(decoding: $0, as: UTF8.self) } == "profile v1")
+        #expect(results["third"]?.success != nil)
+        #expect(outcomes.log.elements.map(\.label) == ["other", "hit", "third"])
+        #expect(harness.transport.count("GET /v1/profile") == 1)
+        #expect(harness.isIdle)
+    }
+
+    @Test func aStaleAnswerIsAskedForWithItsETagAndA304KeepsItsBody() async throws {
+        let clock = VirtualClock()
+        let server = Server(["Cache-Control": "max-age=60", "X-Version": "1"])
+        let harness = Self.harness(server, clock: clock)
+        _ = try await harness.api.reply(for: Self.profile)
+        clock.advance(by: 61)
+
+        let reply = try await harness.api.reply(for: Self.profile)
+
+        let revalidation = try #require(harness.transport.arrivals.elements.last)
+        #expect(revalidation.request.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"")
+        #expect(reply.statusCode == 200)
+        #expect(reply.cacheUse == .revalidated)
+        #expect(String(decoding: reply.value, as: UTF8.self) == "profile v1")
+        #expect(harness.events.revalidated.elements == [304])
+        // Fresh again for another minute.
+        #expect(try await harness.api.reply(for: Self.profile).cacheUse == .fresh)
+    }
+
+    @Test func callersOfAStaleAnswerJoinOneRevalidation() async throws {
+        let clock = VirtualClock()
+        let server = Server(["Cache-Control": "max-age=60"])
+        let harness = Self.harness(server, clock: clock)
+        _ = try await harness.api.reply(for: Self.profile)
+        clock.advance(by: 61)
+        server.scripted.withLock { $0["/v1/profile"] = .hold }
+        let uses = EventLog<CacheUse>()
+
+        for _ in 0..<50 {
+            Task { [api = harness.api] in uses.append((try? await api.reply(for: Self.profile))?.cacheUse ?? .none) }
+        }
+        #expect(await harness.transport.arrivals.wait(for: 2).count == 2)
+        await harness.events.joined.wait(for: 49)
+        #expect(harness.transport.release(path: "/v1/profile", with: .respond(status: 304, headers: ["Cache-Control": "max-age=60"])))
+
+        #expect(await uses.wait(for: 50).allSatisfy { $0 == .revalidated })
+        #expect(harness.transport.count("GET /v1/profile") == 2, "the first load, and one revalidation")
+    }
+
+    @Test func staleWhileRevalidateAnswersAtOnceAndRevalidatesOnceInTheBackground() async throws {
+        let clock = VirtualClock()
+        let server = Server(["Cache-Control": "max-age=60, stale-while-revalidate=600"])
+        let harness = Self.harness(server, clock: clock)
+        _ = try await harness.api.reply(for: Self.profile)
+        clock.advance(by: 61)
+        server.scripted.withLock { $0["/v1/profile"] = .hold }
+
+        var uses: [CacheUse] = []
+        for _ in 0..<1_000 { uses.append(try await harness.api.reply(for: Self.profile).cacheUse) }
+
+        #expect(uses.allSatisfy { $0 == .staleWhileRevalidating })
+        #expect(await harness.transport.arrivals.wait(for: 2).count == 2)
+        let revalidation = try #require(harness.transport.arrivals.elements.last)
+        #expect(revalidation.request.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"")
+        #expect(harness.transport.priorities.elements.last?.priority == .background)
+        #expect(harness.transport.release(path: "/v1/profile", with: .respond(status: 304, headers: ["Cache-Control": "max-age=60"])))
+        #expect(await harness.events.revalidated.wait(for: 1) == [304])
+        await harness.scheduler.queuesDrained()
+        #expect(try await harness.api.reply(for: Self.profile).cacheUse == .fresh)
+        #expect(harness.transport.count("GET /v1/profile") == 2)
+    }
+
+    @Test func anOutageIsAnsweredStaleOnlyWhereTheServerAllowedIt() async throws {
+        let clock = VirtualClock()
+        let server = Server(["Cache-Control": "max-age=60, stale-if-error=600"])
+        let harness = Self.harness(server, clock: clock)
+        _ = try await harness.api.reply(for: Self.profile)
+        _ = try await harness.api.reply(for: Resource<Data>(path: "strict"))
+        clock.advance(by: 61)
+        server.scripted.withLock { $0 = ["/v1/profile": .serverError(503), "/v1/strict": .lostConnection] }
+
+        let reply = try await harness.api.reply(for: Self.profile)
+        #expect(reply.cacheUse == .staleAfterError)
+        #expect(String(decoding: reply.value, as: UTF8.self) == "profile v1")
+        #expect(harness.metrics.snapshot.servedFromCache == 1)
+
+        // Past its stale-if-error window, the outage is the caller's.
+        clock.advance(by: 600)
+        await #expect(throws: ServiceError.connectionLost(URLError(.networkConnectionLost))) {
+            _ = try await harness.api.reply(for: Resource<Data>(path: "strict"))
+        }
+    }
+
+    @Test func mustRevalidateForbidsAStaleAnswerInAnOutage() async throws {
+        let clock = VirtualClock()
+        let server = Server(["Cache-Control": "max-age=60, stale-if-error=600, must-revalidate"])
+        let harness = Self.harness(server, clock: clock)
+        _ = try await harness.api.reply(for: Self.profile)
+        clock.advance(by: 61)
+        server.scripted.withLock { $0["/v1/profile"] = .lostConnection }
+
+        await #expect(throws: ServiceError.connectionLost(URLError(.networkConnectionLost))) {
+            _ = try await harness.api.reply(for: Self.profile)
+        }
+    }
+
+    @Test func eachPolicyReadsAndStoresAsItSays() async throws {
+        let clock = VirtualClock()
+        let server = Server(["Cache-Control": "max-age=60"])
+        let harness = Self.harness(server, clock: clock)
+
+        await #expect(throws: ServiceError.notCached) {
+            _ = try await harness.api.reply(for: Self.profile.caching(.onlyCache))
+        }
+        #expect(harness.transport.arrivals.count == 0)
+        _ = try await harness.api.reply(for: Self.profile.caching(.bypass))
+        await #expect(throws: ServiceError.notCached, "bypass stores nothing") {
+            _ = try await harness.api.reply(for: Self.profile.caching(.onlyCache))
+        }
+
+        #expect(try await harness.api.reply(for: Self.profile.caching(.reload)).cacheUse == .none)
+        #expect(try await harness.api.reply(for: Self.profile.caching(.reload)).cacheUse == .none, "reload reads nothing")
+        #expect(harness.transport.arrivals.count == 3)
+        #expect(try await harness.api.reply(for: Self.profile.caching(.revalidate)).cacheUse == .revalidated)
+        #expect(harness.transport.arrivals.elements.last?.request.value(forHTTPHeaderField: "If-None-Match") == "\"v1\"")
+
+        clock.advance(by: 3_600)
+        #expect(try await harness.api.reply(for: Self.profile.caching(.onlyCache)).cacheUse == .onlyCache, "stale, but all there is")
+        #expect(harness.transport.arrivals.count == 4)
+    }
+
+    @Test func aSuccessfulWriteToAURLDropsItsStoredAnswers() async throws {
+        let server = Server(["Cache-Control": "max-age=60"])
+        let harness = Self.harness(server)
+        _ = try await harness.api.reply(for: Self.profile)
+        #expect(try await harness.api.reply(for: Self.profile).cacheUse == .fresh)
+
+        _ = try await harness.api.reply(for: Resource<Data>(.put, path: "profile", body: .data(Data("new".utf8))))
+
+        #expect(try await harness.api.reply(for: Self.profile).cacheUse == .none)
+        #expect(harness.transport.count("GET /v1/profile") == 2)
+    }
+
+    @Test func noAnswerCrossesUsersAndNoStoreIsNeverWritten() async throws {
+        let cache = ResponseCache()
+        let transport = StubTransport { request in
+            let who = request.value(forHTTPHeaderField: "Authorization") ?? request.value(forHTTPHeaderField: "Cookie") ?? "nobody"
+            let control = request.url?.path == "/v1/secret" ? "no-store" : "max-age=600"
+            return .respond(status: 200, body: Data("for \(who)".utf8), headers: ["Cache-Control": control])
+        }
+        let scheduler = RequestScheduler { $0.transport = transport; $0.cache = cache }
+        let base = URL(string: "https://api.test/v1")!
+        let ada = APIClient(baseURL: base, scheduler: scheduler, bearerToken: { "ada-token" })
+        let bob = APIClient(baseURL: base, scheduler: scheduler, bearerToken: { "bob-token" })
+        let cookie = APIClient(baseURL: base, scheduler: scheduler, defaultHeaders: ["Cookie": "session=carol"])
+        let anonymous = APIClient(baseURL: base, scheduler: scheduler)
+
+        for _ in 0..<2 {
+            #expect(String(decoding: try await ada.value(for: Self.profile), as: UTF8.self) == "for Bearer ada-token")
+            #expect(String(decoding: try await bob.value(for: Self.profile), as: UTF8.self) == "for Bearer bob-token")
+            #expect(String(decoding: try await cookie.value(for: Self.profile), as: UTF8.self) == "for session=carol")
+            #expect(String(decoding: try await anonymous.value(for: Self.profile), as: UTF8.self) == "for nobody")
+        }
+        #expect(transport.count("GET /v1/profile") == 4, "one load per user, then each user's own copy")
+
+        _ = try await ada.value(for: Resource<Data>(path: "secret"))
+        await #expect(throws: ServiceError.notCached) {
+            _ = try await ada.value(for: Resource<Data>(path: "secret").caching(.onlyCache))
+        }
+    }
+
+    @Test func anAnswerFromAnotherOriginAfterARedirectIsNotKept() async throws {
+        let transport = StubTransport { request in
+            // The transport followed a redirect: the answer names the URL it came from.
+            let elsewhere = URL(string: "https://elsewhere.test/profile")!
+            return .respond(status: 200, body: Data("elsewhere".utf8), headers: ["Cache-Control": "max-age=600",
+                                                                                  "X-Answered-By": elsewhere.absoluteString])
+        }
+        let redirecting = RedirectedTransport(base: transport, answeredFrom: URL(string: "https://elsewhere.test/profile")!)
+        let scheduler = RequestScheduler { $0.transport = redirecting; $0.cache = ResponseCache() }
+        let api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler)
+
+        _ = try await api.value(for: Self.profile)
+        #expect(try await api.reply(for: Self.profile).cacheUse == .none)
+        #expect(transport.count("GET /v1/profile") == 2)
+    }
+}
+
+/// A transport whose answers say they came from `answeredFrom`, as after a redirect.
+private struct RedirectedTransport: HTTPTransport {
+    let base: StubTransport
+    let answeredFrom: URL
+    var maximumConnectionsPerHost: Int { base.maximumConnectionsPerHost }
+
+    func startTask(for request: TransportRequest, policy: TransportPolicy, progress: (@Sendable (TransferProgress) -> Void)?,
+                   completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+        base.startTask(for: request, policy: policy, progress: progress) { [answeredFrom] result in
+            completion(result.map { response in
+                TransportResponse(data: response.data, head: ResponseHead(url: answeredFrom, statusCode: response.statusCode,
+                                                                          headerFields: response.head.lowercasedHeaders))
+            })
+        }
+    }
+}
