@@ -71,7 +71,8 @@ public struct LoggingEventMonitor: RequestEvent.Monitor {
 
     func level(of event: RequestEvent) -> Logger.Level {
         switch event {
-        case .enqueued, .joined, .started, .succeeded, .cancelled, .hostHealthChanged(_, .available), .progressed:
+        case .enqueued, .joined, .started, .succeeded, .cancelled, .hostHealthChanged(_, .available), .progressed,
+             .servedFromCache, .revalidated:
             levels.routine
         case .retried, .promoted, .outcomeKept, .hostHealthChanged(_, .probing):
             levels.notable
@@ -95,8 +96,10 @@ public struct LoggingEventMonitor: RequestEvent.Monitor {
                 "retry.after_seconds": "\(after)",
                 "error.type": "\(cause.caseName)",
             ]) { $1 }
-        case let .succeeded(caller, metrics):
+        case let .succeeded(caller, metrics), let .servedFromCache(caller, metrics):
             return fields(of: caller).merging(fields(of: metrics)) { $1 }
+        case let .revalidated(call, statusCode):
+            return fields(of: call).merging(["http.response.status_code": "\(statusCode)"]) { $1 }
         case let .failed(caller, error, metrics):
             return fields(of: caller).merging(fields(of: metrics)) { $1 }.merging(["error.type": "\(error.caseName)"]) { $1 }
         case let .promoted(call, from, to):
@@ -142,6 +145,7 @@ public struct LoggingEventMonitor: RequestEvent.Monitor {
             "network.duration_seconds": "\(metrics.networkDuration)",
         ]
         if let status = metrics.statusCode { fields["http.response.status_code"] = "\(status)" }
+        if metrics.cacheUse != .none { fields["cache.use"] = "\(metrics.cacheUse)" }
         return fields
     }
 }

@@ -15,7 +15,8 @@ import NIOConcurrencyHelpers
 ///
 /// | Metric | Kind | Dimensions |
 /// |---|---|---|
-/// | `network_scheduler_requests_total` | counter | `outcome`: succeeded, failed, cancelled; `error`: the ``ServiceError/caseName`` of a failure |
+/// | `network_scheduler_requests_total` | counter | `outcome`: succeeded, failed, cancelled, cached; `error`: the ``ServiceError/caseName`` of a failure; `cache`: how the cache answered (fresh, staleWhileRevalidating, staleAfterError, onlyCache) |
+/// | `network_scheduler_revalidations_total` | counter | `result`: not_modified (a 304), changed |
 /// | `network_scheduler_network_calls_total` | counter | |
 /// | `network_scheduler_deduplicated_total` | counter | (callers that joined a call in flight) |
 /// | `network_scheduler_retries_total` | counter | `error`: what the last attempt ended with |
@@ -68,6 +69,10 @@ public final class MetricsEventMonitor: RequestEvent.Monitor {
                 fixed.networkFailed.recordSeconds(metrics.networkDuration)
                 fixed.queueWait[caller.priority]?.recordSeconds(metrics.queuedDuration)
             }
+        case let .servedFromCache(_, metrics):
+            counter("requests_total", [("outcome", "cached"), ("cache", "\(metrics.cacheUse)")]).increment()
+        case let .revalidated(_, statusCode):
+            counter("revalidations_total", [("result", statusCode == 304 ? "not_modified" : "changed")]).increment()
         case .cancelled:
             fixed.cancelled.increment()
         case let .promoted(_, _, to):

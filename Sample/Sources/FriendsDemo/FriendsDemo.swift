@@ -21,7 +21,8 @@ struct FriendsDemo: AsyncParsableCommand {
 
             \(Scenario.steps.enumerated().map { "  \($0.offset + 1). \($0.element)" }.joined(separator: "\n"))
 
-            Steps 6 to 12, 14 and 16 inject faults into the embedded server, and step 15 cuts its feed; with --base-url they are skipped. \
+            Steps 6 to 12, 14 and 16 inject faults into the embedded server, and step 15 cuts its feed; with --base-url they are skipped, \
+            as is the second half of step 17, which changes how the server marks its answers' freshness. \
             To run against a server in another terminal:
               swift run --package-path Sample social-server --port 8080
               swift run --package-path Sample friends-demo --base-url http://127.0.0.1:8080

@@ -10,6 +10,8 @@ enum MetricsTable {
             ("dedup hits", "\(snapshot.deduplicated)"),
             ("retries", "\(snapshot.retries)"),
             ("succeeded", "\(snapshot.succeeded)"),
+            ("answered by the cache", "\(snapshot.servedFromCache)"),
+            ("revalidated (304 or new)", "\(snapshot.revalidated)"),
             ("failed", "\(snapshot.failed)"),
             ("cancelled", "\(snapshot.cancelled)"),
         ]

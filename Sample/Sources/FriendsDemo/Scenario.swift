@@ -41,6 +41,7 @@ struct Scenario {
         "A download the server drops halfway: resumed where it stopped",
         "A live feed: it survives a cut connection, and ends with its screen",
         "A write survives the app being killed mid-POST: sent again by its key, created once",
+        "A profile read again: from the cache without a slot, then a 304, then stale while one revalidation runs",
     ]
 
     func run() async throws {
@@ -60,6 +61,7 @@ struct Scenario {
         try await aDownloadResumedAfterTheServerDropsIt()
         try await aLiveFeedEndsWithItsScreen()
         try await aWriteSurvivesTheAppBeingKilled()
+        try await aProfileReadAgainComesFromTheCache()
     }
 
     /// 1: the login is critical; the screen's visible data waits for it at high priority while

@@ -11,6 +11,8 @@ public final class ArrivalLog: Sendable {
         public let target: String
         /// The `Range` it asked for, if any: a download resuming.
         public var range: String?
+        /// The `If-None-Match` it carried, if any: a cache revalidating its answer.
+        public var ifNoneMatch: String?
     }
 
     private struct Waiter {
@@ -71,9 +73,9 @@ public final class ArrivalLog: Sendable {
         }
     }
 
-    func record(_ route: Route, target: String, clientPort: Int?, range: String? = nil) {
+    func record(_ route: Route, target: String, clientPort: Int?, range: String? = nil, ifNoneMatch: String? = nil) {
         let reached: [CheckedContinuation<Bool, Never>] = state.withLockedValue { state in
-            state.arrivals.append(Arrival(route: route, target: target, range: range))
+            state.arrivals.append(Arrival(route: route, target: target, range: range, ifNoneMatch: ifNoneMatch))
             state.counts[route, default: 0] += 1
             if let clientPort { state.clientPorts.insert(clientPort) }
             let count = state.counts[route, default: 0]

@@ -19,6 +19,7 @@ struct SocialRoutes: Sendable {
     let faults: FaultBoard
     let arrivals: ArrivalLog
     let liveFeeds: LiveFeeds
+    let caching: CachingBoard
 
     typealias Context = SocialContext
 
@@ -38,7 +39,7 @@ struct SocialRoutes: Sendable {
         router.get("/me") { request, context in
             await handle(.me, request, context) { userID in
                 guard let user = await store.user(userID) else { return Reply.message("no such user", status: .notFound) }
-                return Reply.json(user)
+                return Reply.cacheable(user, route: .me, request: request, caching: caching)
             }
         }
         router.get("/users/:id") { request, context in
@@ -46,7 +47,7 @@ struct SocialRoutes: Sendable {
                 guard let id = context.parameters.get("id", as: Int.self), let user = await store.user(id) else {
                     return Reply.message("no such user", status: .notFound)
                 }
-                return Reply.json(user)
+                return Reply.cacheable(user, route: .user, request: request, caching: caching)
             }
         }
         router.get("/users/:id/friends") { request, context in
@@ -96,7 +97,7 @@ struct SocialRoutes: Sendable {
                 guard let id = context.parameters.get("id", as: Int.self), let post = await store.post(id) else {
                     return Reply.message("no such post", status: .notFound)
                 }
-                return Reply.json(post)
+                return Reply.cacheable(post, route: .post, request: request, caching: caching)
             }
         }
         router.delete("/posts/:id") { request, context in
@@ -141,7 +142,7 @@ struct SocialRoutes: Sendable {
         respond: (_ userID: Int) async throws -> Response
     ) async -> Response {
         arrivals.record(route, target: request.uri.description, clientPort: context.channel.remoteAddress?.port,
-                        range: request.headers[.range])
+                        range: request.headers[.range], ifNoneMatch: request.headers[.ifNoneMatch])
         await faults.passGate(route)
         let fault = faults.take(for: route)
         if let latency = fault?.latencyMilliseconds {

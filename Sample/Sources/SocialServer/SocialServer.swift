@@ -18,6 +18,8 @@ public final class SocialServer: Sendable {
     public let faults: FaultBoard
     /// Every request that arrived, per route and in order.
     public let arrivals: ArrivalLog
+    /// The `Cache-Control` of the cacheable routes (`/me`, `/users/{id}`, `/posts/{id}`).
+    public let caching: CachingBoard
     /// The port the server listens on.
     public let port: Int
     private let store: SocialStore
@@ -26,11 +28,12 @@ public final class SocialServer: Sendable {
     /// The server's address, `http://127.0.0.1:PORT`.
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, port: Int,
+    private init(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, caching: CachingBoard, port: Int,
                  serving: (server: LoopbackHTTPServer, feeds: LiveFeeds)) {
         self.store = store
         self.faults = faults
         self.arrivals = arrivals
+        self.caching = caching
         self.port = port
         running = NIOLockedValueBox(serving)
     }
@@ -40,14 +43,16 @@ public final class SocialServer: Sendable {
         let store = SocialStore()
         let faults = FaultBoard()
         let arrivals = ArrivalLog()
-        let serving = try await serve(store: store, faults: faults, arrivals: arrivals, port: port)
-        return SocialServer(store: store, faults: faults, arrivals: arrivals, port: serving.server.port, serving: serving)
+        let caching = CachingBoard()
+        let serving = try await serve(store: store, faults: faults, arrivals: arrivals, caching: caching, port: port)
+        return SocialServer(store: store, faults: faults, arrivals: arrivals, caching: caching, port: serving.server.port,
+                            serving: serving)
     }
 
-    private static func serve(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog,
+    private static func serve(store: SocialStore, faults: FaultBoard, arrivals: ArrivalLog, caching: CachingBoard,
                               port: Int) async throws -> (server: LoopbackHTTPServer, feeds: LiveFeeds) {
         let feeds = LiveFeeds()
-        let routes = SocialRoutes(store: store, faults: faults, arrivals: arrivals, liveFeeds: feeds)
+        let routes = SocialRoutes(store: store, faults: faults, arrivals: arrivals, liveFeeds: feeds, caching: caching)
         return (try await LoopbackHTTPServer.start(routes.router(), port: port, name: "SocialServer"), feeds)
     }
 
@@ -63,7 +68,7 @@ public final class SocialServer: Sendable {
     /// server restarting behind its database would. Connections open meanwhile are refused.
     public func restart() async throws {
         await stop()
-        let serving = try await Self.serve(store: store, faults: faults, arrivals: arrivals, port: port)
+        let serving = try await Self.serve(store: store, faults: faults, arrivals: arrivals, caching: caching, port: port)
         running.withLockedValue { $0 = serving }
     }
 

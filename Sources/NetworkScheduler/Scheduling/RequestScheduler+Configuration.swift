@@ -123,6 +123,7 @@ extension RequestScheduler {
         ///   - eventMonitors: observers of every request's events.
         ///   - retryPolicy: when to retry a failed call.
         ///   - connectivityMonitor: tells whether the network is reachable; none by default.
+        ///   - cache: the HTTP cache of GET and HEAD answers; none by default.
         public init(
             transport: any HTTPTransport = URLSessionTransport(),
             hostBudget: Int? = nil,
@@ -130,7 +131,8 @@ extension RequestScheduler {
             callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
             eventMonitors: [any RequestEvent.Monitor] = [],
             retryPolicy: RetryPolicy = .default,
-            connectivityMonitor: (any ConnectivityMonitor)? = nil
+            connectivityMonitor: (any ConnectivityMonitor)? = nil,
+            cache: ResponseCache? = nil
         ) {
             self.transport = transport
             self.hostBudget = hostBudget
@@ -139,6 +141,7 @@ extension RequestScheduler {
             self.eventMonitors = eventMonitors
             self.retryPolicy = retryPolicy
             self.connectivityMonitor = connectivityMonitor
+            self.cache = cache
         }
     }
 }

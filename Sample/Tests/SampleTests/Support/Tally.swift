@@ -61,6 +61,10 @@ final class Tally: RequestEvent.Monitor {
     let health = WaitableCount()
     /// Keyed calls whose outcome was kept after their callers left.
     let kept = WaitableCount()
+    /// Callers the cache answered without waiting for the server.
+    let servedFromCache = WaitableCount()
+    /// Answers to requests the cache made conditional.
+    let revalidated = WaitableCount()
     /// The path of every network call started.
     let startedPaths = NIOLockedValueBox<[String]>([])
 
@@ -72,6 +76,10 @@ final class Tally: RequestEvent.Monitor {
             startedPaths.withLockedValue { $0.append(request.url?.path ?? "") }
         case .retried: retried.add()
         case .succeeded, .failed, .cancelled: ended.add()
+        case .servedFromCache:
+            servedFromCache.add()
+            ended.add()
+        case .revalidated: revalidated.add()
         case .promoted: promoted.add()
         case .hostHealthChanged: health.add()
         case .outcomeKept: kept.add()

@@ -1,0 +1,131 @@
+import Foundation
+import NetworkScheduler
+import SocialApp
+import SocialServer
+import Testing
+
+/// The scheduler's cache over real sockets against the SocialServer, over each transport:
+/// a fresh profile never reaches the server, a stale one costs a 304, one user never gets
+/// another's answer, stale-while-revalidate sends one revalidation for any number of callers,
+/// an outage is answered stale where the server allowed it, and a deletion is not hidden.
+@Suite struct CacheIntegrationTests {
+    private static func cached(_ configuration: inout RequestScheduler.Configuration) {
+        configuration.cache = ResponseCache()
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aFreshProfileIsServedWithoutReachingTheServer(over transport: TransportKind) async throws {
+        let tally = Tally()
+        try await Fixture.with(over: transport, eventMonitors: [tally], configure: Self.cached) { fixture in
+            _ = try await fixture.logIn()
+
+            let first = try await fixture.api.client.reply(for: .me)
+            let second = try await fixture.api.client.reply(for: .me)
+
+            #expect(first.cacheUse == .none)
+            #expect(second.cacheUse == .fresh)
+            #expect(second.value.name == "Ada")
+            #expect(second.head.value(forHTTPHeaderField: "ETag") == first.head.value(forHTTPHeaderField: "ETag"))
+            #expect(fixture.server.arrivals.count(.me) == 1)
+            #expect(tally.servedFromCache.value == 1)
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aStaleAnswerCostsA304AndKeepsItsBody(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, configure: Self.cached) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.caching[.user] = "max-age=0"
+
+            let first = try await fixture.api.client.reply(for: .user(2))
+            let second = try await fixture.api.client.reply(for: .user(2))
+
+            #expect(second.cacheUse == .revalidated)
+            #expect(second.statusCode == 200)
+            #expect(second.value == first.value)
+            let arrivals = fixture.server.arrivals.all.filter { $0.route == .user }
+            #expect(arrivals.map { $0.ifNoneMatch != nil } == [false, true])
+            #expect(arrivals.last?.ifNoneMatch == first.head.value(forHTTPHeaderField: "ETag"))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func oneUsersProfileNeverReachesAnother(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, configure: Self.cached) { fixture in
+            _ = try await fixture.api.auth.logIn(Fixture.ada)
+            #expect(try await fixture.api.client.value(for: .me).name == "Ada")
+            #expect(try await fixture.api.client.reply(for: .me).cacheUse == .fresh)
+
+            _ = try await fixture.api.auth.logIn(Credentials(username: "grace", password: "secret"))
+
+            let grace = try await fixture.api.client.reply(for: .me)
+            #expect(grace.value.name == "Grace")
+            #expect(grace.cacheUse == .none)
+            #expect(try await fixture.api.client.reply(for: .me).value.name == "Grace")
+            #expect(fixture.server.arrivals.count(.me) == 2)
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func staleWhileRevalidateAnswersEveryCallerAtOnceWithOneRevalidation(over transport: TransportKind) async throws {
+        let tally = Tally()
+        try await Fixture.with(over: transport, eventMonitors: [tally], configure: Self.cached) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.caching[.user] = "max-age=0, stale-while-revalidate=600"
+            let first = try await fixture.api.client.value(for: .user(3))
+            // The revalidation waits at the server while the callers come.
+            fixture.server.faults.hold(.user)
+
+            var uses: [CacheUse] = []
+            for _ in 0..<200 {
+                let reply = try await fixture.api.client.reply(for: .user(3))
+                #expect(reply.value == first)
+                uses.append(reply.cacheUse)
+            }
+
+            #expect(uses.allSatisfy { $0 == .staleWhileRevalidating })
+            #expect(await fixture.server.arrivals.wait(for: 2, at: .user))
+            fixture.server.faults.release(.user)
+            #expect(await tally.revalidated.wait(for: 1) == 1)
+            #expect(fixture.server.arrivals.count(.user) == 2, "the first load, and one revalidation")
+            #expect(fixture.server.arrivals.all.last { $0.route == .user }?.ifNoneMatch != nil)
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anOutageIsAnsweredStaleWhereTheServerAllowedIt(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, configure: Self.cached) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.caching[.post] = "max-age=0, stale-if-error=600"
+            let post = try await fixture.api.client.value(for: .post(1))
+            fixture.server.faults[.post] = Fault(status: 503)
+
+            let reply = try await fixture.api.client.reply(for: .post(1))
+
+            #expect(reply.cacheUse == .staleAfterError)
+            #expect(reply.value == post)
+            #expect(fixture.server.arrivals.count(.post) == 2)
+            // Where the server did not allow it, the outage is the caller's.
+            fixture.server.caching[.post] = "max-age=0"
+            _ = try? await fixture.api.client.value(for: .post(2).caching(.reload))
+            let error = await #expect(throws: ServiceError.self) { _ = try await fixture.api.client.value(for: .post(2)) }
+            #expect(error?.caseName == "server")
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aDeletedPostIsAskedForAgain(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, configure: Self.cached) { fixture in
+            _ = try await fixture.logIn()
+            let post = try await fixture.api.posts.create(PostDraft(text: "soon gone")).value
+            _ = try await fixture.api.client.value(for: .post(post.id))
+            #expect(try await fixture.api.client.reply(for: .post(post.id)).cacheUse == .fresh)
+
+            _ = try await fixture.api.client.value(for: .delete(post: post.id))
+
+            let error = await #expect(throws: ServiceError.self) { _ = try await fixture.api.client.value(for: .post(post.id)) }
+            #expect(error?.serverResponse?.statusCode == 404)
+            #expect(fixture.server.arrivals.count(.post) == 2)
+        }
+    }
+}
