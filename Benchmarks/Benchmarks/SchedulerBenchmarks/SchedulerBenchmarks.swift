@@ -26,6 +26,7 @@ let benchmarks: @Sendable () -> Void = {
     registerUploads()
     registerDownloads()
     registerOutboxEnqueue()
+    registerCacheHits()
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
@@ -354,5 +355,41 @@ func registerOutboxEnqueue() {
         } catch {
             benchmark.error("\(error)")
         }
+    }
+}
+
+func registerCacheHits() {
+    let hitCPU = metric("fresh hit, decoded: CPU ns/request")
+    let decodeCPU = metric("decode alone: CPU ns/request")
+    let networkCPU = metric("stub network, no cache: CPU ns/request")
+    let added = metric("fresh hit's CPU over the decode alone (ns/request)")
+    let saved = metric("stub network ÷ fresh hit, CPU (%)", prefersLarger: true)
+    let smallData = metric("fresh hit of 1 KiB as Data: CPU ns/request")
+    let largeData = metric("fresh hit of 1 MiB as Data: CPU ns/request")
+    let sizeRatio = metric("1 MiB ÷ 1 KiB hit, CPU (%)")
+    let revalidations = metric("stale-while-revalidate, 10,000 callers: revalidations sent")
+    let staleCPU = metric("stale-while-revalidate: CPU ns/caller")
+    Benchmark("13. Cache: 20,000 fresh hits; 10,000 callers of one stale-while-revalidate answer",
+              configuration: configuration([hitCPU, decodeCPU, networkCPU, added, saved, smallData, largeData, sizeRatio,
+                                            revalidations, staleCPU], iterations: 20)) { benchmark in
+        let scenario = CacheHits(requests: 20_000)
+        let first = benchmark.currentIteration % 2 == 0
+        let decodeFirst = first ? scenario.decodeAlone() : nil
+        let hits = await scenario.freshHits()
+        let network = await scenario.network()
+        let decode = decodeFirst ?? scenario.decodeAlone()
+        let small = await scenario.dataHits(bytes: 1_024)
+        let large = await scenario.dataHits(bytes: 1 << 20)
+        let stale = await scenario.staleWhileRevalidate(callers: 10_000)
+        benchmark.measurement(hitCPU, Int(hits.cpuNanosecondsEach))
+        benchmark.measurement(decodeCPU, Int(decode.cpuNanosecondsEach))
+        benchmark.measurement(networkCPU, Int(network.cpuNanosecondsEach))
+        benchmark.measurement(added, Int(hits.cpuNanosecondsEach - decode.cpuNanosecondsEach))
+        benchmark.measurement(saved, percent(network.cpuNanosecondsEach / hits.cpuNanosecondsEach))
+        benchmark.measurement(smallData, Int(small.cpuNanosecondsEach))
+        benchmark.measurement(largeData, Int(large.cpuNanosecondsEach))
+        benchmark.measurement(sizeRatio, percent(large.cpuNanosecondsEach / small.cpuNanosecondsEach))
+        benchmark.measurement(revalidations, stale.revalidations)
+        benchmark.measurement(staleCPU, Int(stale.cost.cpuNanosecondsEach))
     }
 }

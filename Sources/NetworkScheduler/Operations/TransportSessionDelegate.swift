@@ -38,6 +38,16 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     private let tasks = Locked([Int: Record]())
+    /// Set when the scheduler has a cache of its own: then the session's `URLCache` (Apple
+    /// platforms) neither answers nor stores, so that there is one cache.
+    let leavesCachingToTheScheduler = Locked(false)
+
+    #if !canImport(FoundationNetworking)
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+                    completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void) {
+        completionHandler(leavesCachingToTheScheduler.withLock { $0 } ? nil : proposedResponse)
+    }
+    #endif
 
     func register(_ task: URLSessionTask, policy: TransportPolicy, body: TransportRequest, progress: Progress?,
                   completion: @escaping Completion) {

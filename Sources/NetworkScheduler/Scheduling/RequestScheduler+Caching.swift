@@ -8,32 +8,46 @@ import FoundationNetworking
 // before its callers get it. The rules themselves are the cache's: see
 // `ResponseCache+Decisions.swift`.
 extension RequestScheduler {
+    /// What the cache made of a caller.
+    enum CacheConsultation {
+        /// It ended the caller: with its answer, or with ``ServiceError/notCached``.
+        case answered
+        /// The caller's request goes to the network, for the cache to store or merge its answer
+        /// as the context says (conditional on a stored answer, if the context has one); nil
+        /// when the cache leaves it alone.
+        case send(PreparedRequest.CacheContext?)
+    }
+
     /// Ends `handle` with the cache's answer if it has one it may give (fresh, or stale while
-    /// it is revalidated), or readies `request` for the cache: conditional on the stored
-    /// answer, marked for storing. Returns whether the caller was answered.
-    func answeredFromCache(_ handle: RequestHandle, readying request: inout PreparedRequest) -> Bool {
+    /// it is revalidated), or says how its request goes to the network.
+    func consultCache(for handle: RequestHandle, _ request: PreparedRequest) -> CacheConsultation {
         let policy = handle.submission.cachePolicy
         guard let cache = configuration.cache else {
-            guard policy == .onlyCache else { return false }
+            guard policy == .onlyCache else { return .send(nil) }
             fail(handle, with: .notCached)
-            return true
+            return .answered
         }
         let now = clock.now
         switch cache.decide(for: request, policy: policy, now: now) {
         case .bypass:
-            return false
+            return .send(nil)
         case .notCached:
             fail(handle, with: .notCached)
-            return true
+            return .answered
         case .send(let key, let validating):
-            request.send(for: PreparedRequest.CacheContext(key: key, validating: validating, policy: policy))
-            return false
+            return .send(PreparedRequest.CacheContext(key: key, validating: validating, policy: policy))
         case .serve(let stored, let use, let revalidates):
             var response = stored.response(at: now)
             response.cacheUse = use
-            end(handle, with: CallResult(outcome: .success(response)))
+            // A caller that did not wait for dependencies never entered the machine, and nothing
+            // else can end it: it needs no turn of the scheduler's lock.
+            if handle.callerID == nil {
+                handle.complete(with: CallResult(outcome: .success(response)))
+            } else {
+                end(handle, with: CallResult(outcome: .success(response)))
+            }
             if revalidates { revalidateInBackground(handle.submission, key: stored.key) }
-            return true
+            return .answered
         }
     }
 

@@ -77,6 +77,7 @@ public final class RequestScheduler: Sendable {
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
                                healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
                                jitterSeed: .random(in: .min ... .max))))
+        if configuration.cache != nil { (configuration.transport as? URLSessionTransport)?.leaveCachingToTheScheduler() }
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
         if let monitor = configuration.connectivityMonitor {
@@ -288,11 +289,13 @@ public final class RequestScheduler: Sendable {
             fail(handle, with: error)
             return
         }
+        // First: a caller the cache answers needs nothing more.
+        guard case .send(let cacheContext) = consultCache(for: handle, request) else { return }
         // Made before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication,
                               destination: handle.submission.downloadDestination)
         // After the key: the cache's conditional fields do not change what is asked.
-        if answeredFromCache(handle, readying: &request) { return }
+        if let cacheContext { request.send(for: cacheContext) }
         // A new call's key, shared by its joiners and every attempt; not part of the call's key.
         if handle.submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
             request.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
