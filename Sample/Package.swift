@@ -84,6 +84,7 @@ let package = Package(
                 .product(name: "NetworkSchedulerTesting", package: library),
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ],

@@ -3,7 +3,8 @@ import Testing
 @testable import NetworkScheduler
 
 /// RFC 9111's freshness and age for a private cache, on cases ported from the HTTP Caching
-/// Tests suite's freshness section (http-tests/cache-tests): the first piece of the cache.
+/// Tests suite's freshness section (http-tests/cache-tests); the whole ported suite runs in the
+/// Sample, through the scheduler, over a stub and over real sockets (`CacheSuiteTests`).
 @Suite struct CacheFreshnessTests {
     private static let date = "Thu, 26 Nov 2026 00:00:00 GMT"
 

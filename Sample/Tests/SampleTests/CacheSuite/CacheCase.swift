@@ -1,14 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-@testable import NetworkScheduler
+import NetworkScheduler
 import NetworkSchedulerTesting
 
 /// Cases of the HTTP Caching Tests suite (http-tests/cache-tests), ported as data: each is a
 /// list of requests to one URL, with what the server answers and what the client must see.
-/// A runner plays them through a scheduler with a cache, over a stub server that answers
-/// conditional requests as the suite's server does, on a virtual clock.
+/// ``run(over:)`` plays one through a scheduler with a cache on a virtual clock, against a
+/// ``CacheSuiteServer`` that answers as the suite's server does: behind a stub transport, or on
+/// 127.0.0.1 over URLSession or AsyncHTTPClient.
 struct CacheCase: Sendable {
     /// The suite's own ID for the case, so that it can be found there.
     let id: String
@@ -63,22 +61,25 @@ struct CacheCase: Sendable {
 }
 
 extension CacheCase {
-    /// Plays the case; returns what went wrong, or an empty list.
-    func run() async -> [String] {
-        let clock = VirtualClock()
+    /// Plays the case over `transport` (nil: a stub transport, no socket); returns what went
+    /// wrong, or an empty list.
+    func run(over transport: TransportKind?) async throws -> [String] {
+        // From the wall clock's now: a real server (Hummingbird) sets every answer's `Date`
+        // itself, so the client's clock must start where the server's is.
+        let clock = VirtualClock(startingAt: Date())
         let server = CacheSuiteServer(clock: clock)
-        let transport = StubTransport(clock: clock) { request in server.answer(request) }
+        let (client, baseURL, stop) = try await server.client(over: transport)
         let scheduler = RequestScheduler {
-            $0.transport = transport
+            $0.transport = client
             $0.clock = clock
             $0.retryPolicy = .never
             $0.cache = ResponseCache()
         }
-        let api = APIClient(baseURL: URL(string: "https://cache.test")!, scheduler: scheduler, timeout: 600)
+        let api = APIClient(baseURL: baseURL, scheduler: scheduler, timeout: 60)
         var problems: [String] = []
         for (index, step) in steps.enumerated() {
             server.play(step)
-            let arrivalsBefore = transport.arrivals.count
+            let seenBefore = server.seen.count
             var resource = Resource<Data>(HTTPVerb(rawValue: step.method), path: step.path ?? id,
                                           headers: Dictionary(step.requestFields, uniquingKeysWith: { "\($0), \($1)" }),
                                           body: step.method == "GET" || step.method == "HEAD" ? nil : .data(Data("abc".utf8)),
@@ -93,26 +94,22 @@ extension CacheCase {
                     problems.append("step \(index + 1): \(error)")
                 }
             }
-            let arrivals = transport.arrivals.elements.dropFirst(arrivalsBefore)
-            let request = arrivals.first?.request
+            let seen = server.seen.dropFirst(seenBefore)
+            let request = seen.first
             switch step.expected {
             case .cached?:
                 // Served by the cache: without asking the server, or, in an outage, instead of
                 // its failure.
                 let isOutage = step.disconnect || step.status >= 500
-                if reply?.cacheUse.servedFromCache != true || (!isOutage && !arrivals.isEmpty) {
-                    problems.append("step \(index + 1): expected cached; the server saw \(arrivals.count), the reply is \(reply.map { "\($0.cacheUse)" } ?? "an error")")
+                if reply?.cacheUse.servedFromCache != true || (!isOutage && !seen.isEmpty) {
+                    problems.append("step \(index + 1): expected cached; the server saw \(seen.count), the reply is \(reply.map { "\($0.cacheUse)" } ?? "an error")")
                 }
             case .notCached?:
-                if arrivals.isEmpty { problems.append("step \(index + 1): expected not cached, the server saw nothing") }
+                if seen.isEmpty { problems.append("step \(index + 1): expected not cached, the server saw nothing") }
             case .etagValidated?:
-                if request?.value(forHTTPHeaderField: "If-None-Match") == nil {
-                    problems.append("step \(index + 1): expected an If-None-Match")
-                }
+                if request?["if-none-match"] == nil { problems.append("step \(index + 1): expected an If-None-Match") }
             case .lastModifiedValidated?:
-                if request?.value(forHTTPHeaderField: "If-Modified-Since") == nil {
-                    problems.append("step \(index + 1): expected an If-Modified-Since")
-                }
+                if request?["if-modified-since"] == nil { problems.append("step \(index + 1): expected an If-Modified-Since") }
             case nil:
                 break
             }
@@ -125,73 +122,16 @@ extension CacheCase {
             for name in step.expectedResponseFieldsMissing where reply?.head.value(forHTTPHeaderField: name) != nil {
                 problems.append("step \(index + 1): \(name) should be absent")
             }
-            for (name, value) in step.expectedRequestFields where request?.value(forHTTPHeaderField: name) != value {
-                problems.append("step \(index + 1): the request's \(name) is \(request?.value(forHTTPHeaderField: name) ?? "absent"), expected \(value)")
+            for (name, value) in step.expectedRequestFields where request?[name.lowercased()] != value {
+                problems.append("step \(index + 1): the request's \(name) is \(request?[name.lowercased()] ?? "absent"), expected \(value)")
             }
-            for name in step.expectedRequestFieldsMissing where request?.value(forHTTPHeaderField: name) != nil {
+            for name in step.expectedRequestFieldsMissing where request?[name.lowercased()] != nil {
                 problems.append("step \(index + 1): the request should have no \(name)")
             }
             if step.pauseAfter > 0 { clock.advance(by: step.pauseAfter) }
         }
         await scheduler.queuesDrained()
+        await stop()
         return problems
-    }
-}
-
-/// The suite's server: answers each request as the step being played says, with a `Date` of
-/// the virtual clock's now unless the step gives one, and a 304 to a request whose validator
-/// matches the step's `ETag` or `Last-Modified`.
-final class CacheSuiteServer: Sendable {
-    private let clock: VirtualClock
-    private let step = Locked<CacheCase.Step?>(nil)
-    private let served = Locked(0)
-
-    init(clock: VirtualClock) {
-        self.clock = clock
-    }
-
-    func play(_ step: CacheCase.Step) {
-        self.step.withLock { $0 = step }
-    }
-
-    func answer(_ request: URLRequest) -> StubResponse {
-        guard let step = step.withLock({ $0 }) else { return .status(500) }
-        if step.disconnect { return .lostConnection }
-        var fields: [String: String] = [:]
-        for (name, value) in step.responseFields {
-            let text = switch value {
-            case .text(let text): text
-            case .date(let seconds): Self.httpDate(clock.now.addingTimeInterval(TimeInterval(seconds)))
-            }
-            fields[name] = fields[name].map { "\($0), \(text)" } ?? text
-        }
-        if !fields.keys.contains(where: { $0.lowercased() == "date" }) { fields["Date"] = Self.httpDate(clock.now) }
-        let number = served.withLock { count in
-            count += 1
-            return count
-        }
-        if Self.matches(request, fields) { return .respond(status: 304, headers: fields) }
-        return .respond(status: step.status, body: Data("body \(number)".utf8), headers: fields)
-    }
-
-    private static func matches(_ request: URLRequest, _ fields: [String: String]) -> Bool {
-        func field(_ name: String) -> String? { fields.first { $0.key.lowercased() == name }?.value }
-        if let tags = request.value(forHTTPHeaderField: "If-None-Match"), let etag = field("etag") {
-            let weakless = { (tag: String) in tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
-            return tags.split(separator: ",").contains { weakless($0.trimmingCharacters(in: .whitespaces)) == weakless(etag) }
-        }
-        if let since = request.value(forHTTPHeaderField: "If-Modified-Since").flatMap(HTTPDate.parse),
-           let modified = field("last-modified").flatMap(HTTPDate.parse) {
-            return modified <= since
-        }
-        return false
-    }
-
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }
