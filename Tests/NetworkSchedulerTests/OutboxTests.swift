@@ -62,6 +62,37 @@ extension OutboxKind where Payload == Note {
         }
     }
 
+    @Test func aKindSendsItsRequestWithEverythingTheAppGaveItButHowItIsRead() throws {
+        struct Created: Decodable, Sendable {
+            let id: Int
+        }
+        let kind = OutboxKind<Note>("tagged note") { note in
+            Resource<Created>(.put, path: "notes/1", query: [URLQueryItem(name: "v", value: "2")], headers: ["X-App": "1"],
+                              body: .json(note), acceptableStatusCodes: 200..<205, timeout: 7)
+                .tagged("sync")
+                .inLane("notes", onFailure: .cancelTheRest)
+                .within(30)
+                .retrying(.never)
+                .redirecting(.never)
+                .limitingResponses(to: 1_000)
+                .withIdempotencyKey(false)
+                .caching(.bypass)
+        }
+
+        let request = kind.request(Note(text: "a"))
+
+        #expect(request.method == .put && request.path == "notes/1" && request.query == [URLQueryItem(name: "v", value: "2")])
+        #expect(request.headers == ["X-App": "1"] && request.acceptableStatusCodes == 200..<205 && request.timeout == 7)
+        #expect(request.tags == ["sync"])
+        #expect(request.lane == Lane("notes", onFailure: .cancelTheRest))
+        #expect(request.deadline == 30)
+        #expect(request.retryPolicy?.maxAttempts == RetryPolicy.never.maxAttempts)
+        #expect(request.redirectPolicy == .never)
+        #expect(request.maximumResponseSize == 1_000)
+        #expect(request.sendsIdempotencyKey == false)
+        #expect(request.cachePolicy == .bypass)
+    }
+
     @Test func everyTryOfAWriteCarriesItsOneKey() async throws {
         try await Self.withFolder { folder in
             let tries = Counter()

@@ -104,6 +104,26 @@ public struct Resource<Model: Sendable>: Sendable {
         self.decoding = decoding
     }
 
+    /// The same request in every respect (its tags, lane, deadline, policies and limits
+    /// included), read another way.
+    ///
+    /// - Parameter decoding: how the response becomes the other model.
+    func reading<Other>(as decoding: ResponseDecoding<Other>) -> Resource<Other> {
+        var other = Resource<Other>(method, path: path, query: query, headers: headers, body: body,
+                                    acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
+                                    deduplication: deduplication, decoding: decoding)
+        other.retryPolicy = retryPolicy
+        other.sendsIdempotencyKey = sendsIdempotencyKey
+        other.redirectPolicy = redirectPolicy
+        other.maximumResponseSize = maximumResponseSize
+        other.tags = tags
+        other.lane = lane
+        other.deadline = deadline
+        other.cachePolicy = cachePolicy
+        other.downloadDestination = downloadDestination
+        return other
+    }
+
     /// A resource for a `URLRequest` you built yourself: its method, URL, headers, body and
     /// timeout. As with any resource, the client adds its own headers and token only when the
     /// URL is on the client's origin, and checks every part before it reaches the wire.

@@ -29,11 +29,7 @@ public struct OutboxKind<Payload: Codable & Sendable>: Sendable {
     public init<Model>(_ name: String, lane: String? = nil, request: @escaping @Sendable (Payload) -> Resource<Model>) {
         self.name = name
         self.lane = lane
-        self.request = { payload in
-            let resource = request(payload)
-            return Resource<Data>(resource.method, path: resource.path, query: resource.query, headers: resource.headers,
-                                  body: resource.body, acceptableStatusCodes: resource.acceptableStatusCodes,
-                                  timeout: resource.timeout, decoding: .data)
-        }
+        // Read as bytes, which the outbox keeps for the handler; all else as the app made it.
+        self.request = { payload in request(payload).reading(as: .data) }
     }
 }
