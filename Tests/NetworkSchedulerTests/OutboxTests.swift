@@ -286,6 +286,26 @@ extension OutboxKind where Payload == Note {
         }
     }
 
+    @Test func writesEnqueuedAtOnceNeverPassTheOutboxsBound() async throws {
+        try await Self.withFolder { folder in
+            let harness = Harness { _ in .hold }
+            var configuration = Outbox.Configuration()
+            configuration.maximumWrites = 10
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: configuration)
+
+            let accepted = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<64 {
+                    group.addTask { (try? outbox.enqueue(Note(text: "\(index)"), as: .looseNote)) != nil }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+
+            #expect(accepted == 10)
+            #expect(outbox.pending.count == 10)
+            outbox.close()
+        }
+    }
+
     @Test func aSecondOutboxOnTheSameFolderInOneProcessIsRefused() async throws {
         try await Self.withFolder { folder in
             let harness = Harness { _ in .hold }

@@ -127,10 +127,14 @@ public final class Outbox: Sendable {
         }
         let entry = OutboxEntry(id: UUID(), kind: kind.name, lane: kind.lane, key: UUID().uuidString, enqueuedAt: Date(),
                                 payload: body)
-        guard state.withLock({ $0.writes.count }) < configuration.maximumWrites else {
-            throw .invalidRequest(reason: "the outbox holds its \(configuration.maximumWrites) writes: it is full")
-        }
-        try journal.append(try Self.record(.enqueued(entry))) { adding(entry) }
+        let maximum = configuration.maximumWrites
+        // Counted under the journal's lock, which every enqueue takes: two at once cannot both
+        // take the last place.
+        try journal.append(try Self.record(.enqueued(entry)), admitting: { () throws(ServiceError) in
+            guard state.withLock({ $0.writes.count }) < maximum else {
+                throw .invalidRequest(reason: "the outbox holds its \(maximum) writes: it is full")
+            }
+        }, then: { adding(entry) })
         pump()
         publish()
         return entry.id

@@ -72,6 +72,13 @@ final class OutboxJournal: Sendable {
     /// losing power); then runs `then`, still before any other append or compaction, so that
     /// what it records in memory and what the journal holds change together.
     func append(_ payload: Data, synchronize: Bool = true, then: () -> Void = {}) throws(ServiceError) {
+        try append(payload, synchronize: synchronize, admitting: {}, then: then)
+    }
+
+    /// ``append(_:synchronize:then:)``, with `admits` run under the journal's lock before the
+    /// record is written, which may refuse it: what it checks cannot change until `then` has run.
+    func append(_ payload: Data, synchronize: Bool = true, admitting admits: () throws(ServiceError) -> Void,
+                then: () -> Void) throws(ServiceError) {
         guard payload.count <= Self.maximumRecordSize else {
             throw .invalidRequest(reason: "a journal record of \(payload.count) bytes is over the \(Self.maximumRecordSize) allowed")
         }
@@ -79,6 +86,7 @@ final class OutboxJournal: Sendable {
         let written = handle.withLock { handle in
             Result { () throws(ServiceError) in
                 guard let handle else { throw .invalidRequest(reason: "\(file.lastPathComponent) is closed") }
+                try admits()
                 do {
                     try handle.write(contentsOf: record)
                     if synchronize { try handle.synchronize() }
