@@ -57,6 +57,24 @@ import NetworkSchedulerTesting
         held.cancel()
     }
 
+    @Test func aHitHandsOverTheStoredBodyWithoutCopyingIt() async throws {
+        // Large enough to live on the heap: a small `Data` is kept inline, and copied anyway.
+        let body = Data(repeating: 0x61, count: 64 << 10)
+        let transport = StubTransport { _ in .respond(status: 200, body: body, headers: ["Cache-Control": "max-age=60"]) }
+        let scheduler = RequestScheduler { $0.transport = transport; $0.cache = ResponseCache() }
+        let api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler)
+        _ = try await api.value(for: Self.profile)
+
+        let first = try await api.value(for: Self.profile)
+        let second = try await api.value(for: Self.profile)
+
+        // Two hits share one buffer: the stored body's.
+        let addresses = [first, second].map { $0.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } }
+        #expect(addresses[0] == addresses[1])
+        #expect(second == body)
+        #expect(transport.arrivals.count == 1)
+    }
+
     @Test func aHitIsDeliveredAsAnyAnswerIsToCallbacksAndDependents() async throws {
         let server = Server(["Cache-Control": "max-age=60"])
         let harness = Self.harness(server)
