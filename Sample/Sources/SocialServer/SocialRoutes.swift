@@ -2,12 +2,13 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-/// The request context, keeping the connection so that a fault can reset it.
-struct SocialContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let channel: any Channel
+/// The request context, keeping the connection so that a fault can reset it: the social API's,
+/// and the test servers' that drop connections too.
+package struct SocialContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
+    package let channel: any Channel
 
-    init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         channel = source.channel
     }

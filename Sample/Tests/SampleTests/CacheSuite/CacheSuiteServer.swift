@@ -55,7 +55,7 @@ final class CacheSuiteServer: Sendable {
         })
     }
 
-    fileprivate func respond(to request: Request, _ context: SuiteContext) -> Response {
+    fileprivate func respond(to request: Request, _ context: SocialContext) -> Response {
         var fields: [String: String] = [:]
         for field in request.headers { fields[field.name.canonicalName.lowercased()] = field.value }
         guard let answer = answer(fields), let answerFields = answer.fields else {
@@ -116,20 +116,9 @@ final class CacheSuiteServer: Sendable {
 private struct SuiteResponder: HTTPResponder, HTTPResponderBuilder {
     let server: CacheSuiteServer
 
-    func respond(to request: Request, context: SuiteContext) async throws -> Response {
+    func respond(to request: Request, context: SocialContext) async throws -> Response {
         server.respond(to: request, context)
     }
 
     func buildResponder() -> Self { self }
-}
-
-/// The request context of the suite's server, keeping the connection so that a step can drop it.
-struct SuiteContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let channel: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        channel = source.channel
-    }
 }
