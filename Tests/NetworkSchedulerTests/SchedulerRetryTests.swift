@@ -31,6 +31,36 @@ import NetworkSchedulerTesting
         #expect(harness.metrics.snapshot.retries == 2)
     }
 
+    @Test func anAttemptPastItsDeadlineIsJudgedOnceThoughItsTransportReportsItsOwnTimeoutLater() async {
+        let asked = EventLog<ServiceError?>()
+        let policy = Self.quick.deciding { attempt in
+            asked.append(attempt.error)
+            return .doNotRetry
+        }
+        let transport = LateTransport()
+        let harness = Harness(retryPolicy: policy, configure: { $0.transport = transport })
+
+        await #expect(throws: ServiceError.timedOut) {
+            try await harness.api.value(for: Resource<User>(path: "users/1", timeout: 0.05))
+        }
+        // The transport's own timeout comes after the scheduler's deadline ended the attempt:
+        // the policy is not asked again.
+        transport.report(.failure(URLError(.timedOut)))
+        await harness.scheduler.queuesDrained()
+
+        #expect(asked.elements == [.timedOut])
+    }
+
+    @Test func aStreamAskedTwiceAboutOneFailureCountsOneReconnection() {
+        let channel = StreamChannel(decoder: ChunkDecoder(), limit: 1, reconnection: StreamReconnection(delay: 0, maximumInARow: 1))
+        let timedOut = RetryPolicy.FailedAttempt(attempt: 1, method: "GET", outcome: .failure(.timedOut))
+
+        #expect(channel.retryDecision(for: timedOut) == .retry(after: 0))
+        #expect(channel.retryDecision(for: timedOut) == .retry(after: 0), "the same failure, told twice")
+        #expect(channel.retryDecision(for: RetryPolicy.FailedAttempt(attempt: 2, method: "GET", outcome: .failure(.timedOut)))
+            == .doNotRetry, "one reconnection in a row allowed")
+    }
+
     @Test func itGivesUpAfterTheLastAttempt() async {
         let harness = Harness(retryPolicy: Self.quick) { _ in .json(#"{"message": "down"}"#, status: 503) }
         await #expect { try await harness.api.value(for: Resource<User>(path: "users/1")) } throws: { Self.status(of: $0) == 503 }
@@ -144,5 +174,27 @@ import NetworkSchedulerTesting
             #expect(policy.retry(before: attempt, method: "GET", isKeyed: false, after: busy, retryAfter: nil)?.delay(jitter: 0.5) == ceiling / 2)
         }
         #expect(policy.retry(before: 10, method: "GET", isKeyed: false, after: busy, retryAfter: nil)?.delay(jitter: 0.5) == nil)
+    }
+}
+
+/// A transport that ignores cancellation and answers only when told: a task whose own timeout
+/// fires after the scheduler has given up on it.
+private final class LateTransport: HTTPTransport, @unchecked Sendable {
+    // Safety: `completion` is behind its lock.
+    let maximumConnectionsPerHost = 6
+    private let completion = Locked<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>(nil)
+
+    private struct Task: TransportTask {
+        func cancel() {}
+    }
+
+    func startTask(for request: TransportRequest, policy: TransportPolicy, progress: (@Sendable (TransferProgress) -> Void)?,
+                   completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+        self.completion.withLock { $0 = completion }
+        return Task()
+    }
+
+    func report(_ result: Result<TransportResponse, any Error>) {
+        completion.withLock { $0 }?(result)
     }
 }

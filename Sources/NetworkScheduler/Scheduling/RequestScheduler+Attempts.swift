@@ -13,6 +13,13 @@ extension RequestScheduler {
     /// `requested` is when it was sent, if the cache may keep its answer.
     func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>,
                       requested: Date? = nil) {
+        // The late report of an attempt the machine ended (at its deadline) asks no policy and
+        // no cache: the machine judged that attempt once, and a decider may count what it is
+        // asked (a stream's reconnections did, and gave up after one).
+        guard state.withLock({ $0.machine.isRunning(start.id) }) else {
+            feed(ending: start.id) { _ in Machine.Actions() }
+            return
+        }
         let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
                                      submission: start.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)

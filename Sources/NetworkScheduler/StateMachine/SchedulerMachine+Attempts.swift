@@ -2,6 +2,12 @@
 // The events of attempts: they start, end, time out, back off, wait for a token, and decide
 // their callers' outcome.
 extension SchedulerMachine {
+    /// Whether `attempt` is its call's attempt on the wire: not ended, not past its deadline.
+    func isRunning(_ attempt: AttemptID) -> Bool {
+        guard let call = calls.lookup(attempt.call.slot), let running = call.running else { return false }
+        return running.serial == attempt.serial
+    }
+
     /// An attempt's body went out further: its deadline counts again from `now`, so that a
     /// long upload has a deadline on stalling rather than on its whole length. Returns its
     /// call's callers, to tell of the progress; none if the attempt has ended.

@@ -31,6 +31,10 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
         var hasDelivered = false
         /// Reconnections since the last element, for the limit.
         var reconnectionsInARow = 0
+        /// The last failure judged and the answer given: asked again about the same failure
+        /// (its transport's timeout and the scheduler's deadline can both report one attempt),
+        /// the stream answers the same and counts nothing.
+        var lastJudged: (attempt: Int, error: ServiceError?, status: Int?, decision: RetryPolicy.Decision)?
         /// The reader waiting for the next element.
         var reader: CheckedContinuation<Element?, any Error>?
         /// The transport waiting for room, paused.
@@ -114,18 +118,28 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
     }
 
     func retryDecision(for attempt: RetryPolicy.FailedAttempt) -> RetryPolicy.Decision {
-        let (hasDelivered, mayReconnect) = state.withLock { state -> (Bool, Bool) in
-            guard let reconnection, state.end == nil else { return (state.hasDelivered, false) }
-            state.reconnectionsInARow += 1
-            return (state.hasDelivered, state.reconnectionsInARow <= reconnection.maximumInARow)
+        state.withLock { state in
+            if let last = state.lastJudged, last.attempt == attempt.attempt, last.error == attempt.error,
+               last.status == attempt.statusCode {
+                return last.decision
+            }
+            let decision = decide(attempt, &state)
+            state.lastJudged = (attempt.attempt, attempt.error, attempt.statusCode, decision)
+            return decision
         }
-        guard let reconnection else { return hasDelivered ? .doNotRetry : .usePolicy }
-        guard mayReconnect else { return .doNotRetry }
+    }
+
+    private func decide(_ attempt: RetryPolicy.FailedAttempt, _ state: inout State) -> RetryPolicy.Decision {
+        guard let reconnection else { return state.hasDelivered ? .doNotRetry : .usePolicy }
+        guard state.end == nil else { return .doNotRetry }
+        // Every failure counts, whatever decides on it: the policy too retries only as long as
+        // the stream allows.
+        state.reconnectionsInARow += 1
+        guard state.reconnectionsInARow <= reconnection.maximumInARow else { return .doNotRetry }
         // A request that is not safe to repeat is not sent again for a lost connection.
         guard HTTPVerb(rawValue: attempt.method).isIdempotent, let error = attempt.error,
               error.isConnectivityFailure || error == .timedOut else { return .usePolicy }
-        let asked = state.withLock { $0.decoder.reconnectionDelay }
-        return .retry(after: asked ?? reconnection.delay)
+        return .retry(after: state.decoder.reconnectionDelay ?? reconnection.delay)
     }
 
     // MARK: - A connection's sink
