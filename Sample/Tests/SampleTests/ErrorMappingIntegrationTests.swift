@@ -112,14 +112,14 @@ import Testing
 
     @Test(arguments: TransportKind.allCases)
     func aServerThatIsNotRunningCannotBeConnectedTo(over transport: TransportKind) async throws {
-        let stopped = try await SocialServer.start()
-        let url = stopped.baseURL
-        await stopped.stop()
+        let refusing = try RefusingPort()
+        let url = URL(string: "http://127.0.0.1:\(refusing.port)")!
         let (made, shutDown) = transport.make()
         let api = SocialAPI(baseURL: url, configuration: .init(transport: made, retryPolicy: .never))
 
         let failure = await error { _ = try await api.client.value(for: .me) }
         await shutDown()
+        withExtendedLifetime(refusing) {}
 
         guard case .cannotConnect(let urlError)? = failure else {
             Issue.record("expected cannotConnect, got \(String(describing: failure))")

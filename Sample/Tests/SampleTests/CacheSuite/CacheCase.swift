@@ -4,7 +4,7 @@ import NetworkSchedulerTesting
 
 /// Cases of the HTTP Caching Tests suite (http-tests/cache-tests), ported as data: each is a
 /// list of requests to one URL, with what the server answers and what the client must see.
-/// ``run(over:)`` plays one through a scheduler with a cache on a virtual clock, against a
+/// ``run(on:)`` plays one through a scheduler with a cache on a virtual clock, against a
 /// ``CacheSuiteServer`` that answers as the suite's server does: behind a stub transport, or on
 /// 127.0.0.1 over URLSession or AsyncHTTPClient.
 struct CacheCase: Sendable {
@@ -61,21 +61,21 @@ struct CacheCase: Sendable {
 }
 
 extension CacheCase {
-    /// Plays the case over `transport` (nil: a stub transport, no socket); returns what went
-    /// wrong, or an empty list.
-    func run(over transport: TransportKind?) async throws -> [String] {
+    /// Plays the case against `endpoint`'s server, through a scheduler and a cache of its own;
+    /// returns what went wrong, or an empty list.
+    func run(on endpoint: CacheSuiteServer.Endpoint) async -> [String] {
+        let server = endpoint.server
         // From the wall clock's now: a real server (Hummingbird) sets every answer's `Date`
         // itself, so the client's clock must start where the server's is.
         let clock = VirtualClock(startingAt: Date())
-        let server = CacheSuiteServer(clock: clock)
-        let (client, baseURL, stop) = try await server.client(over: transport)
+        server.begin(on: clock)
         let scheduler = RequestScheduler {
-            $0.transport = client
+            $0.transport = endpoint.transport
             $0.clock = clock
             $0.retryPolicy = .never
             $0.cache = ResponseCache()
         }
-        let api = APIClient(baseURL: baseURL, scheduler: scheduler, timeout: 60)
+        let api = APIClient(baseURL: endpoint.baseURL, scheduler: scheduler, timeout: 60)
         var problems: [String] = []
         for (index, step) in steps.enumerated() {
             server.play(step)
@@ -131,7 +131,6 @@ extension CacheCase {
             if step.pauseAfter > 0 { clock.advance(by: step.pauseAfter) }
         }
         await scheduler.queuesDrained()
-        await stop()
         return problems
     }
 }

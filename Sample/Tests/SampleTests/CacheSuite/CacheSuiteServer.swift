@@ -18,42 +18,61 @@ final class CacheSuiteServer: Sendable {
         var body: Data
     }
 
-    private let clock: VirtualClock
-    private let step = NIOLockedValueBox<CacheCase.Step?>(nil)
-    private let requests = NIOLockedValueBox<[[String: String]]>([])
+    private struct State {
+        var clock = VirtualClock()
+        var step: CacheCase.Step?
+        var requests: [[String: String]] = []
+    }
 
-    init(clock: VirtualClock) {
-        self.clock = clock
+    private let state = NIOLockedValueBox(State())
+
+    /// The server, and what the cases' schedulers send to it through.
+    struct Endpoint: Sendable {
+        let server: CacheSuiteServer
+        /// A stub that asks the server directly, or a transport to it on 127.0.0.1.
+        let transport: any HTTPTransport
+        let baseURL: URL
+        /// Shuts the transport down and stops the server.
+        let stop: @Sendable () async -> Void
+    }
+
+    private init() {}
+
+    /// A server behind a stub transport (`kind` nil), or on 127.0.0.1 with a transport `kind`
+    /// to it: one for a whole section, so that a run starts a few servers, not hundreds (a
+    /// port a server frees may be given to another test's server).
+    static func start(over kind: TransportKind?) async throws -> Endpoint {
+        let server = CacheSuiteServer()
+        guard let kind else {
+            let stub = StubTransport { [server] request in
+                var fields: [String: String] = [:]
+                for (name, value) in request.allHTTPHeaderFields ?? [:] { fields[name.lowercased()] = value }
+                guard let answer = server.answer(fields) else { return .lostConnection }
+                return .respond(status: answer.status, body: answer.body, headers: answer.fields ?? [:])
+            }
+            return Endpoint(server: server, transport: stub, baseURL: URL(string: "https://cache.test")!, stop: {})
+        }
+        // Every method and path: a router knows only the methods it was given.
+        let listening = try await LoopbackHTTPServer.start(SuiteResponder(server: server), name: "CacheSuiteServer")
+        let (transport, shutDown) = kind.make()
+        return Endpoint(server: server, transport: transport, baseURL: listening.baseURL) {
+            await shutDown()
+            await listening.stop()
+        }
+    }
+
+    /// Starts a case on `clock`, whose now the answers' dates count from: what the server saw
+    /// before is forgotten.
+    func begin(on clock: VirtualClock) {
+        state.withLockedValue { $0 = State(clock: clock) }
     }
 
     func play(_ step: CacheCase.Step) {
-        self.step.withLockedValue { $0 = step }
+        state.withLockedValue { $0.step = step }
     }
 
-    /// The fields of each request seen, by lowercased name, oldest first.
-    var seen: [[String: String]] { requests.withLockedValue { $0 } }
-
-    /// A transport to this server, its base URL, and what stops both: a stub transport that
-    /// asks it directly, or the transport `kind` to it on 127.0.0.1.
-    func client(over kind: TransportKind?) async throws
-        -> (transport: any HTTPTransport, baseURL: URL, stop: @Sendable () async -> Void) {
-        guard let kind else {
-            let stub = StubTransport { [self] request in
-                var fields: [String: String] = [:]
-                for (name, value) in request.allHTTPHeaderFields ?? [:] { fields[name.lowercased()] = value }
-                guard let answer = answer(fields) else { return .lostConnection }
-                return .respond(status: answer.status, body: answer.body, headers: answer.fields ?? [:])
-            }
-            return (stub, URL(string: "https://cache.test")!, {})
-        }
-        // Every method and path: a router knows only the methods it was given.
-        let server = try await LoopbackHTTPServer.start(SuiteResponder(server: self), name: "CacheSuiteServer")
-        let (transport, shutDown) = kind.make()
-        return (transport, server.baseURL, {
-            await shutDown()
-            await server.stop()
-        })
-    }
+    /// The fields of each request seen in this case, by lowercased name, oldest first.
+    var seen: [[String: String]] { state.withLockedValue { $0.requests } }
 
     fileprivate func respond(to request: Request, _ context: SocialContext) -> Response {
         var fields: [String: String] = [:]
@@ -72,19 +91,22 @@ final class CacheSuiteServer: Sendable {
     /// The answer to a request with `fields` (lowercased names), which it records; nil to drop
     /// the connection.
     func answer(_ fields: [String: String]) -> Answer? {
-        requests.withLockedValue { $0.append(fields) }
-        guard let step = step.withLockedValue({ $0 }), !step.disconnect else { return nil }
+        let (step, now, count) = state.withLockedValue { state in
+            state.requests.append(fields)
+            return (state.step, state.clock.now, state.requests.count)
+        }
+        guard let step, !step.disconnect else { return nil }
         var answer: [String: String] = [:]
         for (name, value) in step.responseFields {
             let text = switch value {
             case .text(let text): text
-            case .date(let seconds): Self.httpDate(clock.now.addingTimeInterval(TimeInterval(seconds)))
+            case .date(let seconds): Self.httpDate(now.addingTimeInterval(TimeInterval(seconds)))
             }
             answer[name] = answer[name].map { "\($0), \(text)" } ?? text
         }
-        if !answer.keys.contains(where: { $0.lowercased() == "date" }) { answer["Date"] = Self.httpDate(clock.now) }
+        if !answer.keys.contains(where: { $0.lowercased() == "date" }) { answer["Date"] = Self.httpDate(now) }
         if Self.matches(fields, answer) { return Answer(status: 304, fields: answer, body: Data()) }
-        return Answer(status: step.status, fields: answer, body: Data("body \(seen.count)".utf8))
+        return Answer(status: step.status, fields: answer, body: Data("body \(count)".utf8))
     }
 
     private static func matches(_ request: [String: String], _ answer: [String: String]) -> Bool {

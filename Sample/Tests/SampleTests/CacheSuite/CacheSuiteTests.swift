@@ -26,11 +26,13 @@ import Testing
 
     @Test(arguments: CacheSuiteSection.all, Path.allCases)
     func theSectionPassesButForItsDeviations(_ section: CacheSuiteSection, over path: Path) async throws {
+        let endpoint = try await CacheSuiteServer.start(over: path.transport)
         var failed: [String: [String]] = [:]
         for testCase in section.cases {
-            let problems = try await testCase.run(over: path.transport)
+            let problems = await testCase.run(on: endpoint)
             if !problems.isEmpty { failed[testCase.id] = problems }
         }
+        await endpoint.stop()
         let required = section.cases.filter(\.isRequired)
         print("cache-tests \(section.name) over \(path.rawValue): \(section.cases.count - failed.count)/\(section.cases.count) pass, "
               + "required \(required.count(where: { failed[$0.id] == nil }))/\(required.count)")
