@@ -38,6 +38,17 @@ import NetworkSchedulerTesting
         }
     }
 
+    /// A profile loaded once with `fields` (a lifetime of 60 s), then stale: 61 s later on the
+    /// harness's virtual clock.
+    private static func staleProfile(_ fields: [String: String]) async throws -> (Server, Harness, VirtualClock) {
+        let clock = VirtualClock()
+        let server = Server(fields)
+        let harness = harness(server, clock: clock)
+        _ = try await harness.api.reply(for: profile)
+        clock.advance(by: 61)
+        return (server, harness, clock)
+    }
+
     @Test func aFreshHitTakesNoSlotReachesNoTransportAndIsCounted() async throws {
         let server = Server(["Cache-Control": "max-age=60"])
         let harness = Self.harness(server, budget: 1)
@@ -95,11 +106,7 @@ import NetworkSchedulerTesting
     }
 
     @Test func aStaleAnswerIsAskedForWithItsETagAndA304KeepsItsBody() async throws {
-        let clock = VirtualClock()
-        let server = Server(["Cache-Control": "max-age=60", "X-Version": "1"])
-        let harness = Self.harness(server, clock: clock)
-        _ = try await harness.api.reply(for: Self.profile)
-        clock.advance(by: 61)
+        let (_, harness, _) = try await Self.staleProfile(["Cache-Control": "max-age=60", "X-Version": "1"])
 
         let reply = try await harness.api.reply(for: Self.profile)
 
@@ -114,11 +121,7 @@ import NetworkSchedulerTesting
     }
 
     @Test func callersOfAStaleAnswerJoinOneRevalidation() async throws {
-        let clock = VirtualClock()
-        let server = Server(["Cache-Control": "max-age=60"])
-        let harness = Self.harness(server, clock: clock)
-        _ = try await harness.api.reply(for: Self.profile)
-        clock.advance(by: 61)
+        let (server, harness, _) = try await Self.staleProfile(["Cache-Control": "max-age=60"])
         server.scripted.withLock { $0["/v1/profile"] = .hold }
         let uses = EventLog<CacheUse>()
 
@@ -134,11 +137,7 @@ import NetworkSchedulerTesting
     }
 
     @Test func staleWhileRevalidateAnswersAtOnceAndRevalidatesOnceInTheBackground() async throws {
-        let clock = VirtualClock()
-        let server = Server(["Cache-Control": "max-age=60, stale-while-revalidate=600"])
-        let harness = Self.harness(server, clock: clock)
-        _ = try await harness.api.reply(for: Self.profile)
-        clock.advance(by: 61)
+        let (server, harness, _) = try await Self.staleProfile(["Cache-Control": "max-age=60, stale-while-revalidate=600"])
         server.scripted.withLock { $0["/v1/profile"] = .hold }
 
         var uses: [CacheUse] = []
@@ -178,11 +177,7 @@ import NetworkSchedulerTesting
     }
 
     @Test func mustRevalidateForbidsAStaleAnswerInAnOutage() async throws {
-        let clock = VirtualClock()
-        let server = Server(["Cache-Control": "max-age=60, stale-if-error=600, must-revalidate"])
-        let harness = Self.harness(server, clock: clock)
-        _ = try await harness.api.reply(for: Self.profile)
-        clock.advance(by: 61)
+        let (server, harness, _) = try await Self.staleProfile(["Cache-Control": "max-age=60, stale-if-error=600, must-revalidate"])
         server.scripted.withLock { $0["/v1/profile"] = .lostConnection }
 
         await #expect(throws: ServiceError.connectionLost(URLError(.networkConnectionLost))) {
