@@ -17,11 +17,9 @@ struct CacheKey: Hashable, Sendable {
     /// The key of `request`; nil for a method the cache does not store.
     init?(_ request: PreparedRequest) {
         let method = request.method
-        guard method == "GET" || method == "HEAD", var url = request.urlString else { return nil }
-        // By its bytes: looking for a Character walks grapheme clusters, which cost a hit 0.5 µs.
-        if let fragment = url.utf8.firstIndex(of: UInt8(ascii: "#")) { url = String(url[..<fragment]) }
+        guard method == "GET" || method == "HEAD", let url = request.urlString else { return nil }
         self.method = method
-        self.url = url
+        self.url = Self.withoutFragment(url)
         var credential: String?
         for name in Self.credentialFields {
             guard let value = request.header(name) else { continue }
@@ -34,12 +32,22 @@ struct CacheKey: Hashable, Sendable {
         (self.method, self.url, self.credential) = (method, url, credential)
     }
 
+    /// `url` as the cache names it: without its fragment, which never reaches a server.
+    static func withoutFragment(_ url: String) -> String {
+        // By its bytes: looking for a Character walks grapheme clusters, which cost a hit 0.5 µs.
+        guard let fragment = url.utf8.firstIndex(of: UInt8(ascii: "#")) else { return url }
+        return String(url[..<fragment])
+    }
+
+    /// The folder of `url`'s answers on disk, for any method and user: hashed, so that no URL
+    /// or user shows in a file name.
+    static func folderName(of url: String) -> String { SHA256.hex(url) }
+
     /// The credentials' SHA-256, which the disk keeps instead of the credentials themselves.
     var credentialDigest: String? { credential.map(SHA256.hex) }
 
-    /// The folder of the URL's answers on disk, for any method and user: hashed, so that no
-    /// URL or user shows in a file name.
-    var folderName: String { SHA256.hex(url) }
+    /// The folder of its URL's answers on disk.
+    var folderName: String { Self.folderName(of: url) }
 
     /// The file of this method's and user's answer in ``folderName``.
     var fileName: String { SHA256.hex(method + "\n" + (credentialDigest ?? "")) }

@@ -119,10 +119,10 @@ final class DiskCacheStore: Sendable {
         queue.sync { removeFile(path) }
     }
 
-    /// Removes every answer for the URL of `key`, after the writes asked before.
-    func removeAll(forURLOf key: CacheKey) {
+    /// Removes every answer for `url`, after the writes asked before.
+    func removeAll(for url: String) {
         queue.sync {
-            let folder = key.folderName
+            let folder = CacheKey.folderName(of: url)
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(folder))
             index.withLock { index in
                 for path in index.files.keys where path.hasPrefix(folder + "/") { index.drop(path) }

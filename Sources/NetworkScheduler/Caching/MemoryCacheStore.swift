@@ -22,10 +22,11 @@ struct MemoryCacheStore: Sendable {
 
     /// The answer stored for `key`, now the most recently used.
     mutating func response(for key: CacheKey) -> CachedResponse? {
-        guard slots[key] != nil else { return nil }
+        // One lookup: hashing a key (its URL) is most of a hit's cost here.
+        guard let index = slots.index(forKey: key) else { return nil }
         uses += 1
-        slots[key]!.lastUse = uses
-        return slots[key]!.response
+        slots.values[index].lastUse = uses
+        return slots.values[index].response
     }
 
     /// Stores `response` in place of any for its key, then drops the least recently used until

@@ -118,7 +118,7 @@ extension ResponseCache {
                   Self.isSameOrigin(target, url) else { continue }
             targets.append(target.absoluteString)
         }
-        for target in targets { invalidate(CacheKey(method: "GET", url: target, credential: nil)) }
+        for target in targets { invalidate(url: CacheKey.withoutFragment(target)) }
     }
 
     /// Whether a private cache may keep a final answer (§3): one whose status is cacheable by

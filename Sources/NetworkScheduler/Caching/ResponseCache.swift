@@ -60,9 +60,7 @@ public final class ResponseCache: Sendable {
     ///
     /// - Parameter url: the URL whose answers go.
     public func removeAll(for url: URL) {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        components?.fragment = nil
-        invalidate(CacheKey(method: "GET", url: components?.url?.absoluteString ?? url.absoluteString, credential: nil))
+        invalidate(url: CacheKey.withoutFragment(url.absoluteString))
     }
 
     /// Waits until what is being written to disk is written: for tests.
@@ -83,9 +81,10 @@ public final class ResponseCache: Sendable {
         disk?.store(response)
     }
 
-    func invalidate(_ key: CacheKey) {
-        state.withLock { $0.memory.removeAll(for: key.url) }
-        disk?.removeAll(forURLOf: key)
+    /// Drops every answer for `url` (as a ``CacheKey`` holds it), for any method and user.
+    func invalidate(url: String) {
+        state.withLock { $0.memory.removeAll(for: url) }
+        disk?.removeAll(for: url)
     }
 
     func remove(_ key: CacheKey) {

@@ -13,10 +13,11 @@ extension RequestScheduler {
     /// `requested` is when it was sent, if the cache may keep its answer.
     func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>,
                       requested: Date? = nil) {
-        // The late report of an attempt the machine ended (at its deadline) asks no policy and
-        // no cache: the machine judged that attempt once, and a decider may count what it is
-        // asked (a stream's reconnections did, and gave up after one).
-        guard state.withLock({ $0.machine.isRunning(start.id) }) else {
+        // The late failure of an attempt the machine ended (at its deadline) asks no policy:
+        // the machine judged that attempt once, and a decider may count what it is asked (a
+        // stream's reconnections did, and gave up after one). Only a failure reaches a decider,
+        // so an answer costs no second turn of the lock.
+        if RetryPolicy.isFailure(outcome), !state.withLock({ $0.machine.isRunning(start.id) }) {
             feed(ending: start.id) { _ in Machine.Actions() }
             return
         }

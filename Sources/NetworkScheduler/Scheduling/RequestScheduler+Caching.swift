@@ -39,13 +39,7 @@ extension RequestScheduler {
         case .serve(let stored, let use, let revalidates):
             var response = stored.response(at: now)
             response.cacheUse = use
-            // A caller that did not wait for dependencies never entered the machine, and nothing
-            // else can end it: it needs no turn of the scheduler's lock.
-            if handle.callerID == nil {
-                handle.complete(with: CallResult(outcome: .success(response)))
-            } else {
-                end(handle, with: CallResult(outcome: .success(response)))
-            }
+            end(handle, with: CallResult(outcome: .success(response)))
             if revalidates { revalidateInBackground(handle.submission, key: stored.key) }
             return .answered
         }

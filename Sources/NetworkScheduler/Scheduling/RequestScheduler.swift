@@ -595,14 +595,15 @@ public final class RequestScheduler: Sendable {
 
     /// Ends a caller that is not attached to a call with `result`: an error, or the cache's answer.
     func end(_ handle: RequestHandle, with result: CallResult) {
-        let now = clock.uptimeNanoseconds
-        let hasEntered = feed { machine in
-            guard let id = handle.callerID else { return (false, Machine.Actions()) }
-            return (true, machine.end(id, with: result, now: now))
-        }
         // One that never entered the machine (its request could not be built, or the cache
-        // answered it) has nothing to race with: nobody else can end it.
-        if !hasEntered { handle.complete(with: result) }
+        // answered it) has nothing to race with: nobody else can end it, and it needs no turn
+        // of the lock. Its ID is set only on its own path into the machine, which is this one.
+        guard let id = handle.callerID else {
+            handle.complete(with: result)
+            return
+        }
+        let now = clock.uptimeNanoseconds
+        feed { machine in machine.end(id, with: result, now: now) }
     }
 
     private func timerFired() {

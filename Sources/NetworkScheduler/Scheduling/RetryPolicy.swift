@@ -134,7 +134,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// What a decider is asked about: an error other than cancellation, or a status of 400 or
     /// more.
-    private static func isFailure(_ outcome: Result<TransportResponse, ServiceError>) -> Bool {
+    static func isFailure(_ outcome: Result<TransportResponse, ServiceError>) -> Bool {
         switch outcome {
         case .success(let payload): payload.statusCode >= 400
         case .failure(.cancelled): false
