@@ -87,4 +87,40 @@ import Testing
         let pausedForServerErrors = changes.filter { if case .paused(_, reason: .serverErrors) = $0 { true } else { false } }
         #expect(pausedForServerErrors.count == 1 && changes.contains(.probing) && changes.contains(.available))
     }
+    /// Issue 40's script, with every default: a 503 with `Retry-After` pauses the host; after
+    /// the pause the probe loses its connection, which the default retry policy retries. The
+    /// host once stayed probing for good (its probe's retry was refused as a second probe, and
+    /// no failure pauses it under the default policy), so nothing reached it again.
+    @Test func aProbeThatLosesItsConnectionUnderDefaultSettingsStrandsNoHost() async throws {
+        let clock = VirtualClock()
+        let flakyAttempts = Locked(0)
+        let harness = Harness(retryPolicy: .default, reply: { request in
+            switch request.url?.path {
+            case "/v1/limited": return .unavailable(retryAfter: 1)
+            case "/v1/flaky":
+                let attempt = flakyAttempts.withLock { $0 += 1; return $0 }
+                return attempt == 1 ? .fail(URLError(.networkConnectionLost)) : .json(userJSON)
+            default: return .json(userJSON)
+            }
+        }) { $0.clock = clock }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "limited").retrying(.never), completion: outcomes.completion("limited"))
+        #expect(await outcomes.wait(for: 1)["limited"]?.failure?.statusCode == 503)
+
+        // When the pause ends, `flaky` goes alone as the probe and loses its connection.
+        harness.api.send(Resource<User>(path: "flaky"), completion: outcomes.completion("flaky"))
+        await harness.events.enqueued.wait(for: 2)
+        clock.advance(by: 1)
+        #expect(await harness.events.retried.wait(for: 1) == [2])
+        harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("users/1"))
+        await harness.events.enqueued.wait(for: 3)
+
+        // Then: its retry (after a backoff of at most 0.25 s) probes again, and opens the host.
+        clock.advance(by: 0.25)
+        let ended = await outcomes.wait(for: 3)
+        #expect(try ended["flaky"]?.get().id == 1)
+        #expect(try ended["users/1"]?.get().id == 1)
+        #expect(harness.scheduler.health(of: Self.base) == .available)
+        #expect(flakyAttempts.withLock { $0 } == 2)
+    }
 }

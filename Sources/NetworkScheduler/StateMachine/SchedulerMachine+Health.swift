@@ -101,12 +101,17 @@ extension SchedulerMachine {
     }
 
     /// An attempt failed for its host's sake: one failure more in a row, which pauses the host
-    /// once there are as many as the policy allows, or at once for the probe.
+    /// once there are as many as the policy allows, or at once for the probe. Under a policy
+    /// that never pauses for failures, a failed probe hands its turn to the next attempt (its
+    /// own retry, or another call's): a probe's end always lets the host move on.
     private mutating func failed(_ host: Int, isProbe: Bool, reason: HostHealth.PauseReason, now: UInt64,
                                  into actions: inout Actions) {
         hosts[host].consecutiveFailures += 1
-        guard let threshold = healthPolicy.failuresBeforePause,
-              isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
+        guard let threshold = healthPolicy.failuresBeforePause else {
+            if isProbe { setAvailability(.probing(nil), of: host, into: &actions) }
+            return
+        }
+        guard isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
             return
         }
         let seconds = healthPolicy.pauseAfterFailures * Double(1 << min(hosts[host].failurePauses, 30))
