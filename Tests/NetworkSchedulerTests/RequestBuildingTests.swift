@@ -73,6 +73,28 @@ import NetworkSchedulerTesting
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/json")
     }
 
+    /// Foundation on Linux writes a model's fields in an order that varies between encodes of
+    /// one value; a body must not, or identical requests are told apart.
+    @Test func aJSONBodyOfAManyFieldModelIsTheSameBytesEveryTime() throws {
+        let resource = Resource<User>(.post, path: "posts", body: .json(RichDraft.sample))
+        let bodies = Set(try (0..<200).map { _ in try client().urlRequest(for: resource).httpBody })
+        #expect(bodies.count == 1)
+        let body = try #require(bodies.first.flatMap { $0 }.flatMap { String(data: $0, encoding: .utf8) })
+        #expect(body.hasPrefix(#"{"authorID":7,"body":"#))
+    }
+
+    @Test func aJSONBodyKeepsItsEncodersStrategiesAndSortsItsKeys() throws {
+        struct Event: Encodable, Sendable { let startsAt: Date; let roomName: String; let attendeeCount: Int }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let event = Event(startsAt: Date(timeIntervalSince1970: 60), roomName: "Lovelace", attendeeCount: 3)
+        let request = try client().urlRequest(for: Resource<User>(.post, path: "events", body: .json(event, encoder: encoder)))
+        #expect(request.httpBody == Data(#"{"attendee_count":3,"room_name":"Lovelace","starts_at":60}"#.utf8))
+        // The app's encoder is left as it was.
+        #expect(!encoder.outputFormatting.contains(.sortedKeys))
+    }
+
     @Test func rawBodiesKeepTheirContentType() throws {
         let png = Data([0x89, 0x50])
         let request = try client().urlRequest(for: Resource<Void>(.put, path: "avatar", body: .data(png, contentType: "image/png")))

@@ -47,10 +47,29 @@ public struct Credentials: Encodable, Sendable {
 
 /// A post being written.
 public struct PostDraft: Codable, Sendable, Equatable {
-    public let text: String
+    /// Who may read a post.
+    public enum Audience: String, Codable, Sendable { case everyone, friends }
+    /// Where a post was written.
+    public struct Place: Codable, Sendable, Equatable {
+        public let name: String
+        public let latitude: Double
+        public let longitude: Double
 
-    public init(text: String) {
-        self.text = text
+        public init(name: String, latitude: Double, longitude: Double) {
+            (self.name, self.latitude, self.longitude) = (name, latitude, longitude)
+        }
+    }
+
+    public let text: String
+    public let audience: Audience
+    public let tags: [String]
+    public let mentions: [User.ID]
+    public let place: Place?
+    public let replyTo: Post.ID?
+
+    public init(text: String, audience: Audience = .friends, tags: [String] = [], mentions: [User.ID] = [],
+                place: Place? = nil, replyTo: Post.ID? = nil) {
+        (self.text, self.audience, self.tags, self.mentions, self.place, self.replyTo) = (text, audience, tags, mentions, place, replyTo)
     }
 }
 

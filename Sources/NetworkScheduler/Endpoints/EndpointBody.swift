@@ -33,16 +33,20 @@ public struct EndpointBody: Sendable {
         EndpointBody(contentType: contentType, content: .encoded { data })
     }
 
-    /// A value encoded as JSON.
+    /// A value encoded as JSON, with every object's keys sorted, so that equal values make
+    /// equal bodies: two sends of one draft share one call (on Linux, Foundation's encoder
+    /// otherwise writes a model's fields in an order that varies from one encode to the next).
     ///
     /// - Parameters:
     ///   - value: the value to encode.
-    ///   - encoder: the encoder; a default one unless you pass another.
+    ///   - encoder: the encoder, as it is when this is called (its strategies are kept; keys
+    ///     are sorted whatever its `outputFormatting` says); a default one unless you pass another.
     public static func json<Value: Encodable & Sendable>(
         _ value: Value,
         encoder: JSONEncoder = JSONEncoder()
     ) -> EndpointBody {
-        EndpointBody(contentType: "application/json", content: .encoded { try encoder.encode(value) })
+        let encoder = encoder.sortingKeys()
+        return EndpointBody(contentType: "application/json", content: .encoded { try encoder.encode(value) })
     }
 
     /// A file, read as each attempt sends it and never whole into memory, with its size as

@@ -121,7 +121,7 @@ public final class Outbox: Sendable {
     public func enqueue<Payload>(_ payload: Payload, as kind: OutboxKind<Payload>) throws(ServiceError) -> UUID {
         let body: Data
         do {
-            body = try JSONEncoder().encode(payload)
+            body = try JSONEncoder.sortingKeys.encode(payload)
         } catch {
             throw .invalidRequest(reason: "the payload could not be encoded: \(error)")
         }

@@ -30,6 +30,27 @@ struct NewPost: Encodable, Sendable {
     let text: String
 }
 
+/// A model of many fields, nested objects, arrays and a dictionary: its keys come out of
+/// Foundation's encoder on Linux in an order that varies between encodes.
+struct RichDraft: Encodable, Sendable {
+    struct Place: Encodable, Sendable { let name: String; let latitude: Double; let longitude: Double }
+    let title: String
+    let body: String
+    let authorID: Int
+    let tags: [String]
+    let isDraft: Bool
+    let place: Place
+    let mentions: [Place]
+    let counts: [String: Int]
+    let replyTo: Int?
+
+    static let sample = RichDraft(
+        title: "Lunch", body: "Who's in?", authorID: 7, tags: ["food", "friday"], isDraft: false,
+        place: Place(name: "Canteen", latitude: 51.5, longitude: -0.12),
+        mentions: [Place(name: "Park", latitude: 51.51, longitude: -0.13), Place(name: "Pier", latitude: 50.8, longitude: -1.1)],
+        counts: ["likes": 3, "shares": 1, "views": 40], replyTo: nil)
+}
+
 let userJSON = #"{"id": 1, "name": "Ada", "email": "ada@example.com"}"#
 
 /// A scheduler over a stub transport, with a client for `https://api.test`, the outcomes of
