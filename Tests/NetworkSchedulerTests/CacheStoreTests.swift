@@ -12,7 +12,7 @@ import NetworkSchedulerTesting
 @Suite struct CacheStoreTests {
     private static func answer(_ path: String, credential: String? = nil, body: Data = Data("body".utf8)) -> CachedResponse {
         let url = "https://api.test/v1/\(path)"
-        return CachedResponse(key: CacheKey(method: "GET", url: url, credential: credential), url: URL(string: url)!,
+        return CachedResponse(key: CacheKey(method: "GET", url: url, identity: credential), url: URL(string: url)!,
                               statusCode: 200, fields: ["cache-control": "max-age=600", "etag": "\"1\""], body: body,
                               requested: Date(timeIntervalSince1970: 1_800_000_000),
                               received: Date(timeIntervalSince1970: 1_800_000_000), varied: ["accept": "application/json"])

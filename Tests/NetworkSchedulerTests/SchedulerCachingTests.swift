@@ -250,6 +250,54 @@ import NetworkSchedulerTesting
         }
     }
 
+    /// Users told apart by a header of the app's (an API key), or by an adapter that adds
+    /// their token as the request goes, once got each other's answers: the key held only the
+    /// `Authorization`, `Proxy-Authorization` and `Cookie` the scheduler built. In memory, and
+    /// from disk after a relaunch.
+    @Test func noAnswerCrossesUsersToldApartByAnyHeaderOrAnAdapterNorAfterARelaunch() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("identity-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let transport = StubTransport { request in
+            let who = ["X-Api-Key", "Authorization"].compactMap { request.value(forHTTPHeaderField: $0) }.joined(separator: ",")
+            return .respond(status: 200, body: Data("for \(who)".utf8), headers: ["Cache-Control": "private, max-age=600"])
+        }
+        func users(of cache: ResponseCache) -> [(who: String, client: APIClient)] {
+            let scheduler = RequestScheduler { $0.transport = transport; $0.cache = cache }
+            let base = URL(string: "https://api.test/v1")!
+            func adapted(_ token: String) -> APIClient {
+                var client = APIClient(baseURL: base, scheduler: scheduler)
+                client.requestAdapter = RequestAdapter { request in
+                    var request = request
+                    request.setValue(token, forHTTPHeaderField: "Authorization")
+                    return request
+                }
+                return client
+            }
+            return [("ada-key", APIClient(baseURL: base, scheduler: scheduler, defaultHeaders: ["X-Api-Key": "ada-key"])),
+                    ("bob-key", APIClient(baseURL: base, scheduler: scheduler, defaultHeaders: ["X-Api-Key": "bob-key"])),
+                    ("Bearer grace", adapted("Bearer grace")), ("Bearer alan", adapted("Bearer alan"))]
+        }
+
+        do {
+            let cache = try ResponseCache(directory: folder)
+            for _ in 0..<2 {
+                for (who, client) in users(of: cache) {
+                    #expect(String(decoding: try await client.value(for: Self.profile), as: UTF8.self) == "for \(who)")
+                }
+            }
+            cache.flush()
+        }
+        // The first cache is gone: this one reads its folder anew, as after a relaunch.
+        let relaunched = try ResponseCache(memoryCapacity: 0, directory: folder)
+        for (who, client) in users(of: relaunched) {
+            let reply = try await client.reply(for: Self.profile)
+            #expect(String(decoding: reply.value, as: UTF8.self) == "for \(who)")
+            #expect(reply.cacheUse == (who.hasPrefix("Bearer") ? .none : .fresh), "\(who)")
+        }
+        // One load per key user; every send of an adapted request, which the cache leaves alone.
+        #expect(transport.count("GET /v1/profile") == 2 + 3 * 2)
+    }
+
     @Test func anAnswerFromAnotherOriginAfterARedirectIsNotKept() async throws {
         let transport = StubTransport { request in
             // The transport followed a redirect: the answer names the URL it came from.

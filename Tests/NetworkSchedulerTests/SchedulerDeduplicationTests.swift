@@ -73,6 +73,32 @@ import NetworkSchedulerTesting
         #expect(harness.metrics.snapshot.deduplicated == 199)
     }
 
+    /// An adapter may add a user's token as the request goes: two clients' adapters may send
+    /// one request as two users', so their callers never share a call; one adapter's do.
+    @Test func requestsOfDifferentAdaptersNeverShareACall() async throws {
+        let harness = Harness { _ in .hold }
+        func adapted(_ token: String) -> APIClient {
+            var client = APIClient(baseURL: SchedulerSteeringTests.base, scheduler: harness.scheduler)
+            client.requestAdapter = RequestAdapter { request in
+                var request = request
+                request.setValue(token, forHTTPHeaderField: "Authorization")
+                return request
+            }
+            return client
+        }
+        let (grace, alan) = (adapted("Bearer grace"), adapted("Bearer alan"))
+        let outcomes = Outcomes<User>()
+        grace.send(Resource<User>(path: "me"), completion: outcomes.completion("grace"))
+        grace.send(Resource<User>(path: "me"), completion: outcomes.completion("grace again"))
+        alan.send(Resource<User>(path: "me"), completion: outcomes.completion("alan"))
+
+        let arrivals = await harness.transport.arrivals.wait(for: 2)
+        #expect(Set(arrivals.map { $0.request.value(forHTTPHeaderField: "Authorization") }) == ["Bearer grace", "Bearer alan"])
+        #expect(harness.scheduler.census.networkCalls == 2)
+        while harness.transport.release(with: .json(userJSON)) {}
+        #expect(await outcomes.wait(for: 3).count == 3)
+    }
+
     struct Pair: Sendable, CustomTestStringConvertible {
         let label: String
         let first: Resource<User>

@@ -12,6 +12,19 @@ import NetworkSchedulerTesting
         StubURLProtocol.client(host: host, handler: handler)
     }
 
+    /// Cookies the session kept and added on the wire would tell users apart where
+    /// deduplication and the cache cannot see them.
+    @Test func itsSessionKeepsAndSetsNoCookiesWhateverItsConfigurationSays() {
+        let configuration = URLSessionConfiguration.default
+        configuration.httpCookieStorage = HTTPCookieStorage.shared
+        configuration.httpShouldSetCookies = true
+        for transport in [URLSessionTransport(), URLSessionTransport(configuration: configuration)] {
+            #expect(transport.session.configuration.httpCookieStorage == nil)
+            #expect(!transport.session.configuration.httpShouldSetCookies)
+            #expect(transport.session.configuration.httpCookieAcceptPolicy == .never)
+        }
+    }
+
     @Test func aGetIsDecodedFromTheSessionsResponse() async throws {
         let (api, transport) = client(host: "get.urlsession.test") { _, _ in .json(userJSON) }
         defer { transport.invalidate() }

@@ -1,35 +1,28 @@
 import Foundation
 
-/// What a stored answer is found by: its method and URL, and the credentials of whoever asked,
-/// so that an answer to one user's token or cookies is never found with another's.
+/// What a stored answer is found by: its method and URL, and the request's identity (who asked,
+/// and for what), so that an answer to one user is never found with another's.
 struct CacheKey: Hashable, Sendable {
     /// `GET` or `HEAD`.
     let method: String
     /// The absolute URL, without its fragment.
     let url: String
-    /// The request's `Authorization`, `Proxy-Authorization` and `Cookie`, as sent; nil when it
-    /// carried none. Kept in memory only: on disk it is a digest (``credentialDigest``).
-    let credential: String?
+    /// The headers that tell this request from others (``RequestIdentity``), as text; nil when
+    /// it carried none. Kept in memory only: on disk it is a digest (``identityDigest``).
+    let identity: String?
 
-    /// The fields whose values make an answer one user's.
-    static let credentialFields = ["authorization", "proxy-authorization", "cookie"]
-
-    /// The key of `request`; nil for a method the cache does not store.
-    init?(_ request: PreparedRequest) {
+    /// The key of `request`, with the headers ``RequestIdentity`` counts when it ignores
+    /// `ignored`; nil for a method the cache does not store.
+    init?(_ request: PreparedRequest, ignoring ignored: HeaderNames) {
         let method = request.method
         guard method == "GET" || method == "HEAD", let url = request.urlString else { return nil }
         self.method = method
         self.url = Self.withoutFragment(url)
-        var credential: String?
-        for name in Self.credentialFields {
-            guard let value = request.header(name) else { continue }
-            credential = (credential ?? "") + name + ":" + value + "\n"
-        }
-        self.credential = credential
+        identity = RequestIdentity.text(of: request.headerFields, ignoring: ignored)
     }
 
-    init(method: String, url: String, credential: String?) {
-        (self.method, self.url, self.credential) = (method, url, credential)
+    init(method: String, url: String, identity: String?) {
+        (self.method, self.url, self.identity) = (method, url, identity)
     }
 
     /// `url` as the cache names it: without its fragment, which never reaches a server.
@@ -43,12 +36,12 @@ struct CacheKey: Hashable, Sendable {
     /// or user shows in a file name.
     static func folderName(of url: String) -> String { SHA256.hex(url) }
 
-    /// The credentials' SHA-256, which the disk keeps instead of the credentials themselves.
-    var credentialDigest: String? { credential.map(SHA256.hex) }
+    /// The identity's SHA-256, which the disk keeps instead of the headers themselves.
+    var identityDigest: String? { identity.map(SHA256.hex) }
 
     /// The folder of its URL's answers on disk.
     var folderName: String { Self.folderName(of: url) }
 
     /// The file of this method's and user's answer in ``folderName``.
-    var fileName: String { SHA256.hex(method + "\n" + (credentialDigest ?? "")) }
+    var fileName: String { SHA256.hex(method + "\n" + (identityDigest ?? "")) }
 }

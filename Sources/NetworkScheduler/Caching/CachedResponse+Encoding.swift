@@ -7,11 +7,11 @@ extension CachedResponse {
     private static let magic = Array("NSC1".utf8)
     private static let prefixLength = 4 + 4 + 8 + 8
 
-    /// What the file says besides the body. The credentials are there as their digest only.
+    /// What the file says besides the body. The request's identity is there as its digest only.
     private struct Description: Codable {
         var method: String
         var url: String
-        var credentialDigest: String?
+        var identityDigest: String?
         var responseURL: URL
         var statusCode: Int
         var fields: [String: String]
@@ -22,7 +22,7 @@ extension CachedResponse {
 
     /// The file's bytes.
     func encoded() -> Data? {
-        let description = Description(method: key.method, url: key.url, credentialDigest: key.credentialDigest,
+        let description = Description(method: key.method, url: key.url, identityDigest: key.identityDigest,
                                       responseURL: url, statusCode: statusCode, fields: fields,
                                       requested: requested, received: received, varied: varied)
         guard let meta = try? JSONEncoder().encode(description) else { return nil }
@@ -48,7 +48,7 @@ extension CachedResponse {
         let meta = contents.prefix(metaLength)
         guard let description = try? JSONDecoder().decode(Description.self, from: Data(meta)),
               description.method == key.method, description.url == key.url,
-              description.credentialDigest == key.credentialDigest else { return nil }
+              description.identityDigest == key.identityDigest else { return nil }
         return CachedResponse(key: key, url: description.responseURL, statusCode: description.statusCode,
                               fields: description.fields, body: Data(contents.dropFirst(metaLength)),
                               requested: description.requested, received: description.received, varied: description.varied)

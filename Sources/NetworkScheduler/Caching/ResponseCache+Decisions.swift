@@ -27,8 +27,10 @@ extension ResponseCache {
     /// The answers that count as an outage for `stale-if-error` (RFC 5861 §4).
     private static let outageStatuses: Set<Int> = [500, 502, 503, 504]
 
-    func decide(for request: PreparedRequest, policy: CachePolicy, now: Date) -> Decision {
-        guard policy != .bypass, let key = CacheKey(request), !request.hasBody,
+    /// What to do with `request`, whose identity counts every header but `ignored`
+    /// (``RequestIdentity``).
+    func decide(for request: PreparedRequest, ignoring ignored: HeaderNames, policy: CachePolicy, now: Date) -> Decision {
+        guard policy != .bypass, let key = CacheKey(request, ignoring: ignored), !request.hasBody,
               !Self.appConditionalFields.contains(where: { request.header($0) != nil }) else {
             return policy == .onlyCache ? .notCached : .bypass
         }

@@ -10,8 +10,9 @@ import Foundation
 /// let scheduler = RequestScheduler { $0.cache = cache }
 /// ```
 ///
-/// An answer is kept per user: the `Authorization`, `Proxy-Authorization` and `Cookie` a
-/// request carried are part of its key, so that no answer reaches another token. `no-store`
+/// An answer is kept per user: every header a request carried is part of its key, but the few
+/// that deduplication ignores too (tracing and request IDs), so that no answer reaches another
+/// user, whatever tells users apart. `no-store`
 /// is never written; an answer from another origin (after a redirect) is not kept; a
 /// successful POST, PUT, PATCH or DELETE drops what is stored for its URL. See the
 /// <doc:Caching> article.

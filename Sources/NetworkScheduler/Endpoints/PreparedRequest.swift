@@ -158,7 +158,9 @@ struct PreparedRequest: Sendable, Equatable {
     /// The key that makes identical requests one call, or nil when it must not be shared.
     /// Every header counts but the `ignored` ones; a download's `destination` counts too, so
     /// that one call writes one file.
-    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, destination: URL? = nil) -> CallKey? {
+    /// Requests changed by different adapters (`adapter`) are never the same.
+    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, adapter: RequestAdapter? = nil,
+             destination: URL? = nil) -> CallKey? {
         switch (deduplication, form) {
         case (.disabled, _):
             return nil
@@ -167,12 +169,22 @@ struct PreparedRequest: Sendable, Equatable {
         case (.automatic, .parts(let parts)):
             var body = parts.body?.identity
             if let destination { body = (body ?? Data()) + Data("\u{0}download to \(destination.standardizedFileURL.path)".utf8) }
-            return CallKey(method: parts.method, url: parts.url, body: body, headers: parts.headers, ignoring: ignored)
+            return CallKey(method: parts.method, url: parts.url, body: body, headers: parts.headers, ignoring: ignored,
+                           adapter: adapter?.identity)
         case (.automatic, .built(let request)):
             // A streamed body cannot be compared, so such a request is never shared.
             guard let url = request.url, request.httpBodyStream == nil else { return nil }
             return CallKey(method: request.httpMethod ?? "GET", url: url.absoluteString, body: request.httpBody,
-                              headers: HeaderFields(request.allHTTPHeaderFields ?? [:]), ignoring: ignored)
+                           headers: HeaderFields(request.allHTTPHeaderFields ?? [:]), ignoring: ignored,
+                           adapter: adapter?.identity)
+        }
+    }
+
+    /// Its headers, as it has them.
+    var headerFields: [String: String] {
+        switch form {
+        case .built(let request): request.allHTTPHeaderFields ?? [:]
+        case .parts(let parts): parts.headers.dictionary
         }
     }
 

@@ -21,21 +21,35 @@ import FoundationNetworking
 /// check ends with ``ServiceError/invalidRequest(reason:)``. An error it throws ends the
 /// attempt: a ``ServiceError`` as it is, any other as ``ServiceError/underlying(_:)``. Neither is
 /// retried.
+///
+/// Since what it adds is known only as the request goes, requests share a call only with those
+/// of the same adapter (of one client), and the scheduler's cache leaves its requests alone:
+/// an adapter that adds a user's `Authorization` would otherwise make one user's answer
+/// another's. See <doc:Caching>.
 public struct RequestAdapter: Sendable {
-    private let adapt: @Sendable (URLRequest) async throws -> URLRequest
+    /// Its closure, in a box whose identity tells adapters apart (closures have none).
+    private final class Adapt: Sendable {
+        let adapt: @Sendable (URLRequest) async throws -> URLRequest
+        init(_ adapt: @escaping @Sendable (URLRequest) async throws -> URLRequest) { self.adapt = adapt }
+    }
+
+    private let box: Adapt
 
     /// An adapter that runs `adapt` on each attempt's request.
     ///
     /// - Parameter adapt: returns the request to send, from the one about to be sent.
     public init(_ adapt: @escaping @Sendable (URLRequest) async throws -> URLRequest) {
-        self.adapt = adapt
+        box = Adapt(adapt)
     }
+
+    /// Tells this adapter (and its copies) from every other, for deduplication.
+    var identity: ObjectIdentifier { ObjectIdentifier(box) }
 
     /// `request` adapted and checked.
     func adapted(_ request: URLRequest) async throws(ServiceError) -> URLRequest {
         let adapted: URLRequest
         do {
-            adapted = try await adapt(request)
+            adapted = try await box.adapt(request)
         } catch let error as ServiceError {
             throw error
         } catch {

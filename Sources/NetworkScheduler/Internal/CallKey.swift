@@ -1,7 +1,7 @@
 import Foundation
 
-/// What makes two requests the same call: compared in full, never by a digest that could collide.
-/// ``PreparedRequest/key(_:ignoring:)`` makes it.
+/// What makes two requests the same call (``RequestIdentity``): compared in full, never by a
+/// digest that could collide. ``PreparedRequest/key(_:ignoring:adapter:destination:)`` makes it.
 ///
 /// Every header counts, whatever its spelling, except the few that never change the answer
 /// (``RequestScheduler/Configuration-swift.struct/headersIgnoredByDeduplication``): requests
@@ -13,7 +13,8 @@ import Foundation
 /// keeps the request's own strings, body and header dictionary (shared, not copied).
 final class CallKey: Equatable, Sendable {
     private enum Identity: Sendable {
-        case request(method: String, url: String, body: Data?, headers: HeaderFields, ignoring: HeaderNames)
+        case request(method: String, url: String, body: Data?, headers: HeaderFields, ignoring: HeaderNames,
+                     adapter: ObjectIdentifier?)
         case custom(String)
     }
 
@@ -21,9 +22,13 @@ final class CallKey: Equatable, Sendable {
     /// Made once, from what the key compares.
     let hash: Int
 
-    init(method: String, url: String, body: Data?, headers: HeaderFields, ignoring ignored: HeaderNames) {
-        identity = .request(method: method, url: url, body: body, headers: headers, ignoring: ignored)
+    /// - Parameter adapter: the ``RequestAdapter`` that changes the request as it is sent, if
+    ///   any: requests of different adapters may go out with different headers.
+    init(method: String, url: String, body: Data?, headers: HeaderFields, ignoring ignored: HeaderNames,
+         adapter: ObjectIdentifier? = nil) {
+        identity = .request(method: method, url: url, body: body, headers: headers, ignoring: ignored, adapter: adapter)
         var hasher = Hasher()
+        hasher.combine(adapter)
         hasher.combine(method)
         hasher.combine(url)
         hasher.combine(body)
@@ -53,8 +58,9 @@ final class CallKey: Equatable, Sendable {
         guard lhs !== rhs else { return true }
         guard lhs.hash == rhs.hash else { return false }
         switch (lhs.identity, rhs.identity) {
-        case let (.request(method, url, body, headers, ignored), .request(otherMethod, otherURL, otherBody, otherHeaders, _)):
-            return method == otherMethod && url == otherURL && body == otherBody
+        case let (.request(method, url, body, headers, ignored, adapter),
+                  .request(otherMethod, otherURL, otherBody, otherHeaders, _, otherAdapter)):
+            return adapter == otherAdapter && method == otherMethod && url == otherURL && body == otherBody
                 && sameHeaders(headers, otherHeaders, ignoring: ignored)
         case let (.custom(key), .custom(otherKey)):
             return key == otherKey

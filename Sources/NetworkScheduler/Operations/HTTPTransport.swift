@@ -109,6 +109,10 @@ extension HTTPTransport {
 ///   so the 401 comes back as the answer: FoundationNetworking otherwise waits forever for a
 ///   credential (swift-corelibs-foundation issue 5456).
 ///
+/// Its session keeps no cookies, whatever the configuration says: a cookie goes as a `Cookie`
+/// header of the request (a client's default header, say), which deduplication and the cache
+/// count, so that no user's answer reaches another.
+///
 /// On Linux its session has no `URLCache`: FoundationNetworking looks a task up in the cache on
 /// another queue before it starts loading, and a task cancelled in that window traps the
 /// process ("Trying to access a behaviour for a task that in not in the registry"), and the
@@ -128,6 +132,12 @@ public final class URLSessionTransport: HTTPTransport {
         #if canImport(FoundationNetworking)
         copy.urlCache = nil
         #endif
+        // Cookies the session added on the wire would tell users apart where the scheduler
+        // cannot see them: one user's call shared with another, one's cached answer given to
+        // the other. A cookie is a `Cookie` header the app sends, which counts.
+        copy.httpCookieStorage = nil
+        copy.httpShouldSetCookies = false
+        copy.httpCookieAcceptPolicy = .never
         delegate = TransportSessionDelegate()
         session = URLSession(configuration: copy, delegate: delegate, delegateQueue: nil)
     }

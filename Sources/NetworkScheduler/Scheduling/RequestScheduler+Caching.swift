@@ -22,13 +22,15 @@ extension RequestScheduler {
     /// it is revalidated), or says how its request goes to the network.
     func consultCache(for handle: RequestHandle, _ request: PreparedRequest) -> CacheConsultation {
         let policy = handle.submission.cachePolicy
-        guard let cache = configuration.cache else {
+        // Who a request that an adapter changes is for is known only once it has gone: the
+        // cache leaves it alone (see `RequestIdentity`).
+        guard let cache = configuration.cache, handle.submission.adapter == nil else {
             guard policy == .onlyCache else { return .send(nil) }
             fail(handle, with: .notCached)
             return .answered
         }
         let now = clock.now
-        switch cache.decide(for: request, policy: policy, now: now) {
+        switch cache.decide(for: request, ignoring: headersIgnoredByTheCache, policy: policy, now: now) {
         case .bypass:
             return .send(nil)
         case .notCached:

@@ -82,8 +82,9 @@ extension RequestScheduler {
         /// case: ``defaultHeadersIgnoredByDeduplication`` unless you change it. Every other
         /// header counts, so requests of different users (`Authorization`, `Cookie`,
         /// `X-Api-Key`) or asking for different answers (`Accept-Language`, `Range`,
-        /// `If-None-Match`) never share a call. Add a header only if it never changes the
-        /// answer nor who asks.
+        /// `If-None-Match`) never share a call. The cache (``cache``) keys its answers on the
+        /// same headers, so that none reaches another user. Add a header only if it never
+        /// changes the answer nor who asks.
         public var headersIgnoredByDeduplication: Set<String> = Configuration.defaultHeadersIgnoredByDeduplication
 
         /// The most bytes of body a response may have, counted after decompression, unless its

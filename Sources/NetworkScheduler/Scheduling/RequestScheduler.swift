@@ -29,8 +29,11 @@ public final class RequestScheduler: Sendable {
     /// Each host's budget: the most attempts it runs at once to one host.
     public let hostBudget: Int
 
-    /// ``Configuration-swift.struct/headersIgnoredByDeduplication``, matched whatever their case.
+    /// ``Configuration-swift.struct/headersIgnoredByDeduplication``, matched whatever their case:
+    /// the headers that ``RequestIdentity`` does not count.
     let headersIgnoredByDeduplication: HeaderNames
+    /// Those, and the request's directives to the cache, which the cache's key does not count.
+    let headersIgnoredByTheCache: HeaderNames
     typealias Machine = SchedulerMachine<RequestHandle>
     /// Every decision (see ``SchedulerMachine``), and the attempts' operations.
     let state: Locked<Core>
@@ -59,6 +62,7 @@ public final class RequestScheduler: Sendable {
         timer = clock.makeTimer()
         callbacks = CallbackQueue(configuration.callbackQueue)
         headersIgnoredByDeduplication = HeaderNames(configuration.headersIgnoredByDeduplication)
+        headersIgnoredByTheCache = HeaderNames(configuration.headersIgnoredByDeduplication.union(RequestIdentity.cacheDirectives))
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
         hostBudget = min(
             max(1, configuration.hostBudget ?? transportLimit),
@@ -293,7 +297,7 @@ public final class RequestScheduler: Sendable {
         guard case .send(let cacheContext) = consultCache(for: handle, request) else { return }
         // Made before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication,
-                              destination: handle.submission.downloadDestination)
+                              adapter: handle.submission.adapter, destination: handle.submission.downloadDestination)
         // After the key: the cache's conditional fields do not change what is asked.
         if let cacheContext { request.send(for: cacheContext) }
         // A new call's key, shared by its joiners and every attempt; not part of the call's key.
