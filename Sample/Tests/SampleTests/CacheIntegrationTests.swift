@@ -66,6 +66,24 @@ import Testing
         }
     }
 
+    /// A cookie store in the transport would add one user's cookies on the wire after the
+    /// request's identity was made: the cache once gave the second user to log in the first
+    /// one's `private` answer. No transport sends back a cookie the app did not send.
+    @Test(arguments: TransportKind.allCases)
+    func aCookieTheServerSetsIsNeverAddedOnTheWire(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, configure: Self.cached) { fixture in
+            fixture.server.faults[.echo] = Fault(setCookie: "session=ada; Path=/")
+            let echo = Resource<[String: String]>(path: "echo").caching(.bypass)
+
+            let first = try await fixture.api.client.reply(for: echo)
+            let second = try await fixture.api.client.value(for: echo)
+
+            #expect(first.head.value(forHTTPHeaderField: "Set-Cookie") == "session=ada; Path=/")
+            #expect(second["cookie"] == nil && second["Cookie"] == nil)
+            #expect(fixture.server.arrivals.count(.echo) == 2)
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func staleWhileRevalidateAnswersEveryCallerAtOnceWithOneRevalidation(over transport: TransportKind) async throws {
         let tally = Tally()
