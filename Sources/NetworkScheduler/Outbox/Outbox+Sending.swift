@@ -4,7 +4,7 @@ import Foundation
 extension Outbox {
     /// Sends the writes an event made ready: due, of a registered kind, heading their lane.
     func pump() {
-        let now = Date()
+        let now = clock.uptimeNanoseconds
         let due = state.withLock { $0.takeDue(at: now) }
         for (entry, kind) in due { send(entry, kind) }
         if !due.isEmpty { publish() }
@@ -40,7 +40,7 @@ extension Outbox {
             outcome = .accepted(status: answer.status, body: answer.body)
         case .failure(let error):
             outcome = Self.finalOutcome(of: error)
-                ?? (Date().timeIntervalSince(entry.enqueuedAt) > configuration.maximumAge
+                ?? (clock.now.timeIntervalSince(entry.enqueuedAt) > configuration.maximumAge
                     ? .rejected(status: error.statusCode, reason: "still failing past its maximum age: \(error)") : nil)
         }
         guard let outcome else { return tryAgainLater(entry) }
@@ -57,21 +57,36 @@ extension Outbox {
         pump()
     }
 
+    /// Waits, on the scheduler's clock, before `entry` is tried again: the outbox's one timer
+    /// is armed for the first wait to end.
     private func tryAgainLater(_ entry: OutboxEntry) {
-        let delay = state.withLock { state -> TimeInterval in
-            guard var write = state.writes[entry.id] else { return 0 }
+        let now = clock.uptimeNanoseconds
+        let arm = state.withLock { state -> UInt64? in
+            guard var write = state.writes[entry.id] else { return nil }
             write.failures += 1
             let delay = min(configuration.maximumRetryDelay, configuration.retryDelay * pow(2, Double(write.failures - 1)))
+            let retryAt = now + UInt64(max(0, delay) * 1_000_000_000)
             write.isSending = false
-            write.notBefore = Date().addingTimeInterval(delay)
+            write.retryAt = retryAt
             state.writes[entry.id] = write
-            return delay
+            guard retryAt < state.retryTimerAt ?? .max else { return nil }
+            state.retryTimerAt = retryAt
+            return retryAt
         }
         publish()
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
-            self?.state.withLock { $0.ready.append(entry.id) }
-            self?.pump()
+        if let arm { retryTimer.arm(at: arm) }
+    }
+
+    /// The retry timer fired: the writes whose wait is over go, and it is armed for the next.
+    func retryWaitEnded() {
+        let now = clock.uptimeNanoseconds
+        let next = state.withLock { state in
+            let next = state.retriesDue(at: now)
+            state.retryTimerAt = next
+            return next
         }
+        if let next { retryTimer.arm(at: next) }
+        pump()
     }
 
     /// The outcome a failure is, if it is final: the server refused for good, or the request
@@ -148,6 +163,9 @@ extension Outbox {
                 if case .accepted? = state.writes[id]?.outcome { state.remove(id) }
             case .dropped(let id):
                 state.remove(id)
+            case let .resent(id, entry):
+                state.remove(id)
+                if state.writes[entry.id] == nil { state.add(entry) }
             }
         }
         return state

@@ -10,7 +10,15 @@ extension Outbox {
         var isTold = false
         var isSending = false
         var failures = 0
-        var notBefore: Date?
+        /// The scheduler clock's uptime before which it is not tried again.
+        var retryAt: UInt64?
+    }
+
+    /// What makes two writes the same: their kind and their payload's bytes (its JSON, with
+    /// sorted keys, so equal payloads make equal bytes).
+    struct Content: Hashable {
+        let kind: String
+        let payload: Data
     }
 
     struct Kind {
@@ -53,6 +61,13 @@ extension Outbox {
         var isClosed = false
         /// Writes told since the journal was last compacted.
         var toldSinceCompaction = 0
+        /// Why the last compaction failed, if it did.
+        var compactionFailure: ServiceError?
+        /// The writes still waiting for their outcome, by what they send: an identical write
+        /// enqueued meanwhile (a double tap) is this one.
+        var pendingByContent: [Content: UUID] = [:]
+        /// What the retry timer is armed for, if anything.
+        var retryTimerAt: UInt64?
         /// Who watches its writes (``changes()``).
         var watchers: [UUID: AsyncStream<[OutboxWriteState]>.Continuation] = [:]
 
@@ -75,6 +90,7 @@ extension Outbox {
         mutating func add(_ entry: OutboxEntry) {
             writes[entry.id] = Write(entry: entry)
             order.append(entry.id)
+            pendingByContent[Content(kind: entry.kind, payload: entry.payload)] = entry.id
             guard let lane = entry.lane else { return ready.append(entry.id) }
             lanes[lane, default: LaneLine()].append(entry.id)
             if lanes[lane]?.first(in: writes) == entry.id { ready.append(entry.id) }
@@ -82,7 +98,8 @@ extension Outbox {
 
         /// A write got its outcome: it waits to be told, and the next of its lane is ready.
         mutating func settle(_ id: UUID, with outcome: OutboxOutcome) {
-            guard writes[id] != nil else { return }
+            guard let write = writes[id] else { return }
+            forgetContent(of: write.entry)
             writes[id]?.outcome = outcome
             writes[id]?.isSending = false
             untold.append(id)
@@ -92,6 +109,7 @@ extension Outbox {
         /// A write is gone: told and accepted, or dropped.
         mutating func remove(_ id: UUID) {
             guard let write = writes.removeValue(forKey: id) else { return }
+            forgetContent(of: write.entry)
             gone += 1
             if gone * 2 > order.count {
                 order.removeAll { writes[$0] == nil }
@@ -100,20 +118,44 @@ extension Outbox {
             if write.outcome == nil { readyNext(after: write.entry.lane) }
         }
 
+        /// The pending write that sends `payload` as a write of `kind`, if there is one.
+        func pendingWrite(of kind: String, sending payload: Data) -> UUID? {
+            pendingByContent[Content(kind: kind, payload: payload)]
+        }
+
+        private mutating func forgetContent(of entry: OutboxEntry) {
+            let content = Content(kind: entry.kind, payload: entry.payload)
+            if pendingByContent[content] == entry.id { pendingByContent[content] = nil }
+        }
+
+        /// Writes whose wait is over are ready; returns when the next wait ends, if one does.
+        mutating func retriesDue(at now: UInt64) -> UInt64? {
+            var next: UInt64?
+            for (id, write) in writes where write.outcome == nil && !write.isSending {
+                guard let retryAt = write.retryAt else { continue }
+                if retryAt <= now {
+                    ready.append(id)
+                } else {
+                    next = min(next ?? .max, retryAt)
+                }
+            }
+            return next
+        }
+
         private mutating func readyNext(after lane: String?) {
             if let lane, let next = lanes[lane]?.first(in: writes) { ready.append(next) }
         }
 
         /// Takes the writes ready to send now: due, of a registered kind, heading their lane.
         /// The others are made ready again by what they wait for (a timer, a registration).
-        mutating func takeDue(at now: Date) -> [(OutboxEntry, Kind)] {
+        mutating func takeDue(at now: UInt64) -> [(OutboxEntry, Kind)] {
             guard !isClosed else { return [] }
             let candidates = ready
             ready = []
             var due: [(OutboxEntry, Kind)] = []
             for id in candidates {
                 guard let write = writes[id], write.outcome == nil, !write.isSending,
-                      write.notBefore.map({ $0 <= now }) ?? true, let kind = kinds[write.entry.kind] else { continue }
+                      write.retryAt.map({ $0 <= now }) ?? true, let kind = kinds[write.entry.kind] else { continue }
                 if let lane = write.entry.lane, lanes[lane]?.first(in: writes) != id { continue }
                 writes[id]?.isSending = true
                 due.append((write.entry, kind))

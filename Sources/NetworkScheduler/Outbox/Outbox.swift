@@ -42,6 +42,10 @@ public final class Outbox: Sendable {
     let client: APIClient
     let configuration: Configuration
     let state = Locked(State())
+    /// Its client's scheduler's clock: the writes' dates, and the waits between their tries.
+    let clock: any SchedulerClock
+    /// Ends the wait of the write to be tried again first.
+    let retryTimer: any SchedulerTimer
     /// How many damaged stretches its journal held when it was opened: records torn by a crash,
     /// corrupted on disk, or written by a version it cannot read, skipped and reported here,
     /// never read as a write.
@@ -54,16 +58,28 @@ public final class Outbox: Sendable {
     ///   - folder: where its journal is kept; one outbox per folder and process.
     ///   - client: the client that sends its writes.
     ///   - configuration: its limits and delays.
-    public init(folder: URL, client: APIClient, configuration: Configuration = Configuration()) throws(ServiceError) {
+    /// If the journal could not be rewritten without its history when the outbox opened, or at
+    /// its last compaction since, why (a full disk, say): the outbox works on from the journal
+    /// as it was, which keeps every write and every told mark, and tries again later.
+    public var compactionFailure: ServiceError? { state.withLock { $0.compactionFailure } }
+
+    public convenience init(folder: URL, client: APIClient, configuration: Configuration = Configuration()) throws(ServiceError) {
+        try self.init(folder: folder, client: client, configuration: configuration, synchronizer: .disk)
+    }
+
+    /// An outbox whose journals make their records durable with `synchronizer`: a test's, that fails.
+    init(folder: URL, client: APIClient, configuration: Configuration, synchronizer: OutboxJournal.Synchronizer) throws(ServiceError) {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
             throw .cannotWriteFile(reason: "\(folder.lastPathComponent): \((error as NSError).localizedDescription)")
         }
-        journal = try OutboxJournal(file: folder.appendingPathComponent("outbox.journal"))
-        toldLog = try OutboxJournal(file: folder.appendingPathComponent("outbox.told"))
+        journal = try OutboxJournal(file: folder.appendingPathComponent("outbox.journal"), synchronizer: synchronizer)
+        toldLog = try OutboxJournal(file: folder.appendingPathComponent("outbox.told"), synchronizer: synchronizer)
         self.client = client
         self.configuration = configuration
+        clock = client.scheduler.clock
+        retryTimer = clock.makeTimer()
         let (contents, told) = (try journal.read(), try toldLog.read())
         let records = contents.records + told.records
         // A whole record that is no event of this version (written by a newer one) is damage too.
@@ -71,20 +87,36 @@ public final class Outbox: Sendable {
         damagedRecords = contents.damaged.count + told.damaged.count + records.count - events.count
         let replayed = Self.replay(events)
         state.withLock { $0 = replayed }
-        try compact()
+        retryTimer.start { [weak self] in self?.retryWaitEnded() }
+        // A journal that cannot be rewritten now (a full disk) is read as it is: the outbox
+        // opens, and says why (``compactionFailure``).
+        try? compact()
     }
 
-    /// Rewrites the journal with the records its writes need (the told ones noted in it), and
-    /// empties the told log.
+    deinit {
+        retryTimer.stop()
+    }
+
+    /// Rewrites the journal with the records its writes need (the told ones noted in it), then
+    /// empties the told log. A compaction that fails leaves both as they were.
     func compact() throws(ServiceError) {
-        try journal.compact { () throws(ServiceError) in
-            // The told flags are set before an outcome is told: none noted after this is lost.
-            let records = try state.withLock { state in
-                state.toldSinceCompaction = 0
-                return Result { () throws(ServiceError) in try Self.records(of: state) }
-            }.get()
-            try toldLog.compact { [] }
-            return records
+        do {
+            // Under the told log's lock: a tell noted meanwhile waits until the told log was
+            // emptied, so it is not lost with it; its write is marked told in memory before it
+            // is told, so the new journal has it already.
+            try toldLog.compact { () throws(ServiceError) in
+                try journal.compact { () throws(ServiceError) in
+                    try state.withLock { state in
+                        state.toldSinceCompaction = 0
+                        return Result { () throws(ServiceError) in try Self.records(of: state) }
+                    }.get()
+                }
+                return []
+            }
+            state.withLock { $0.compactionFailure = nil }
+        } catch {
+            state.withLock { $0.compactionFailure = error }
+            throw error
         }
     }
 
@@ -111,7 +143,10 @@ public final class Outbox: Sendable {
         pump()
     }
 
-    /// Keeps `payload` as a write of `kind`: on disk before it returns, then sent.
+    /// Keeps `payload` as a write of `kind`: on disk before it returns, then sent. A write of
+    /// the same kind with an equal payload that is still waiting for its outcome is that write:
+    /// its ID is returned, and nothing is enqueued, so a double tap sends once. When it throws,
+    /// nothing was kept, and nothing will be sent.
     ///
     /// - Parameters:
     ///   - payload: what the write sends.
@@ -125,16 +160,20 @@ public final class Outbox: Sendable {
         } catch {
             throw .invalidRequest(reason: "the payload could not be encoded: \(error)")
         }
-        let entry = OutboxEntry(id: UUID(), kind: kind.name, lane: kind.lane, key: UUID().uuidString, enqueuedAt: Date(),
+        let entry = OutboxEntry(id: UUID(), kind: kind.name, lane: kind.lane, key: UUID().uuidString, enqueuedAt: clock.now,
                                 payload: body)
         let maximum = configuration.maximumWrites
-        // Counted under the journal's lock, which every enqueue takes: two at once cannot both
-        // take the last place.
-        try journal.append(try Self.record(.enqueued(entry)), admitting: { () throws(ServiceError) in
-            guard state.withLock({ $0.writes.count }) < maximum else {
-                throw .invalidRequest(reason: "the outbox holds its \(maximum) writes: it is full")
-            }
+        var pending: UUID?
+        // Checked under the journal's lock, which every enqueue takes: two at once cannot both
+        // take the last place, nor both be the first of two identical writes.
+        let isNew = try journal.append(try Self.record(.enqueued(entry)), admitting: { () throws(ServiceError) -> Bool in
+            let (count, identical) = state.withLock { ($0.writes.count, $0.pendingWrite(of: kind.name, sending: body)) }
+            pending = identical
+            guard identical == nil else { return false }
+            guard count < maximum else { throw .invalidRequest(reason: "the outbox holds its \(maximum) writes: it is full") }
+            return true
         }, then: { adding(entry) })
+        guard isNew else { return pending ?? entry.id }
         pump()
         publish()
         return entry.id
@@ -223,11 +262,16 @@ public final class Outbox: Sendable {
             return write.entry
         }
         guard let old = dead else { return nil }
-        let entry = OutboxEntry(id: UUID(), kind: old.kind, lane: old.lane, key: UUID().uuidString, enqueuedAt: Date(),
+        let entry = OutboxEntry(id: UUID(), kind: old.kind, lane: old.lane, key: UUID().uuidString, enqueuedAt: clock.now,
                                 payload: old.payload)
-        try journal.append(try Self.record(.enqueued(entry))) { adding(entry) }
-        try drop(id)
+        try journal.append(try Self.record(.resent(id: id, as: entry))) {
+            state.withLock { state in
+                state.remove(id)
+                state.add(entry)
+            }
+        }
         pump()
+        publish()
         return entry.id
     }
 }

@@ -9,8 +9,11 @@ enum OutboxEvent: Codable, Equatable, Sendable {
     case finished(id: UUID, outcome: OutboxOutcome)
     /// The app was told the outcome of a write: it is gone.
     case told(id: UUID)
-    /// A dead letter was dropped by the app, or sent again (a new `enqueued` follows then).
+    /// A dead letter was dropped by the app.
     case dropped(id: UUID)
+    /// A dead letter was sent again, as a new write: one record, so that no failure between
+    /// two leaves both the dead letter and its new write (a second resend would send it twice).
+    case resent(id: UUID, as: OutboxEntry)
 }
 
 /// A write an ``Outbox`` keeps until its outcome was told.

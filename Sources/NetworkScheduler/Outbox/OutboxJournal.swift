@@ -30,20 +30,29 @@ final class OutboxJournal: Sendable {
     private static let mark = Data("NSJ1".utf8)
     private static let headerSize = 16
 
+    /// How a journal makes what it wrote durable: `fsync`, unless a test makes it fail.
+    struct Synchronizer: Sendable {
+        let synchronize: @Sendable (FileHandle) throws -> Void
+
+        static let disk = Synchronizer { try $0.synchronize() }
+    }
+
     let file: URL
     /// The file open for appending, until closed; every use of it is under this lock.
     private let handle: Locked<FileHandle?>
+    private let synchronizer: Synchronizer
 
     /// The files a journal of this process has open.
     private static let open = Locked(Set<String>())
 
     /// The journal at `file`, made if it is not there; its folder must exist.
-    init(file: URL) throws(ServiceError) {
+    init(file: URL, synchronizer: Synchronizer = .disk) throws(ServiceError) {
         let path = file.standardizedFileURL.path
         guard Self.open.withLock({ $0.insert(path).inserted }) else {
             throw .invalidRequest(reason: "\(file.lastPathComponent) is open already in this process")
         }
         self.file = file
+        self.synchronizer = synchronizer
         do {
             handle = Locked(try Self.openForAppending(file))
         } catch {
@@ -72,31 +81,51 @@ final class OutboxJournal: Sendable {
     /// losing power); then runs `then`, still before any other append or compaction, so that
     /// what it records in memory and what the journal holds change together.
     func append(_ payload: Data, synchronize: Bool = true, then: () -> Void = {}) throws(ServiceError) {
-        try append(payload, synchronize: synchronize, admitting: {}, then: then)
+        try append(payload, synchronize: synchronize, admitting: { true }, then: then)
     }
 
     /// ``append(_:synchronize:then:)``, with `admits` run under the journal's lock before the
-    /// record is written, which may refuse it: what it checks cannot change until `then` has run.
-    func append(_ payload: Data, synchronize: Bool = true, admitting admits: () throws(ServiceError) -> Void,
-                then: () -> Void) throws(ServiceError) {
+    /// record is written, which may refuse it (throw) or find it needless (return false: then
+    /// nothing is written and `then` does not run): what it checks cannot change until `then`
+    /// has run. Returns whether the record was appended.
+    ///
+    /// An append that throws leaves no record: what it wrote before failing (a part of the
+    /// record on a full disk, or all of it when `fsync` failed) is cut off again, so that a
+    /// write the app was told failed is never replayed. Should even that fail, the journal
+    /// closes: nothing more is appended after a record whose fate is unknown.
+    @discardableResult
+    func append(_ payload: Data, synchronize: Bool = true, admitting admits: () throws(ServiceError) -> Bool,
+                then: () -> Void) throws(ServiceError) -> Bool {
         guard payload.count <= Self.maximumRecordSize else {
             throw .invalidRequest(reason: "a journal record of \(payload.count) bytes is over the \(Self.maximumRecordSize) allowed")
         }
         let record = Self.encode(payload)
         let written = handle.withLock { handle in
             Result { () throws(ServiceError) in
-                guard let handle else { throw .invalidRequest(reason: "\(file.lastPathComponent) is closed") }
-                try admits()
+                guard let open = handle else { throw .invalidRequest(reason: "\(file.lastPathComponent) is closed") }
+                guard try admits() else { return false }
+                let end: UInt64
                 do {
-                    try handle.write(contentsOf: record)
-                    if synchronize { try handle.synchronize() }
+                    end = try open.seekToEnd()
                 } catch {
                     throw Self.cannotWrite(file, error)
                 }
+                do {
+                    try open.write(contentsOf: record)
+                    if synchronize { try synchronizer.synchronize(open) }
+                } catch {
+                    if (try? open.truncate(atOffset: end)) == nil {
+                        try? open.close()
+                        handle = nil
+                        Self.open.withLock { _ = $0.remove(file.standardizedFileURL.path) }
+                    }
+                    throw Self.cannotWrite(file, error)
+                }
                 then()
+                return true
             }
         }
-        try written.get()
+        return try written.get()
     }
 
     /// Reads the whole file back.
@@ -120,8 +149,8 @@ final class OutboxJournal: Sendable {
                 do {
                     try records.reduce(into: Data()) { $0.append(Self.encode($1)) }.write(to: fresh)
                     let written = try FileHandle(forWritingTo: fresh)
-                    try written.synchronize()
-                    try written.close()
+                    defer { try? written.close() }
+                    try synchronizer.synchronize(written)
                     guard rename(fresh.path, file.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                     Self.synchronizeFolder(of: file)
                     try? handle?.close()
