@@ -69,6 +69,30 @@ import NetworkSchedulerTesting
         #expect(events == [ServerSentEvent(data: "x")])
     }
 
+    /// The standard splits a line's bytes: a combining mark after the colon once made one
+    /// `Character` with it, the field was not found, and the event was lost.
+    @Test func aCombiningMarkAfterAFieldsColonStartsItsValue() throws {
+        var decoder = EventDecoder(maximumEventSize: 1_000)
+
+        let events = try Self.decode(&decoder, ["data:\u{301}accent\n", "id:\u{301}7\n\n", "data: \u{301}kept\n\n"])
+
+        #expect(events.map(\.data) == ["\u{301}accent", "\u{301}kept"])
+        #expect(events.first?.id == "\u{301}7")
+    }
+
+    /// A transport may hand over an empty chunk anywhere: between a CR and its LF it once made
+    /// the LF end an empty line of its own, which ended the event early and split it in two.
+    @Test func anEmptyChunkBetweenACRAndItsLFSplitsNothing() throws {
+        var events = EventDecoder(maximumEventSize: 1_000)
+        var lines = LineDecoder(maximumLineLength: 100)
+
+        let decoded = try Self.decode(&events, ["data: one\r", "", "\ndata: two\r\n\r\n"])
+        let split = try Self.decode(&lines, ["a\r", "", "\nb\n"])
+
+        #expect(decoded.map(\.data) == ["one\ntwo"])
+        #expect(split == ["a", "b"])
+    }
+
     @Test func anEventWhoseDataOutgrowsItsLimitFails() throws {
         var decoder = EventDecoder(maximumEventSize: 16)
 

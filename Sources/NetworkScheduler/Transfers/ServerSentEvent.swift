@@ -62,15 +62,20 @@ struct EventStreamParser: Sendable {
     }
 
     /// Reads one line (without its end): returns the event a blank line completes, if any.
+    ///
+    /// The line is read by its Unicode scalars, as the standard reads it, never by `Character`:
+    /// a combining mark after `data:` makes one grapheme with the colon, which a split on
+    /// characters did not find (and the event was lost).
     mutating func read(line: Substring) throws(ServiceError) -> ServerSentEvent? {
-        if line.isEmpty { return dispatch() }
-        if line.first == ":" { return nil }
+        let scalars = line.unicodeScalars
+        if scalars.isEmpty { return dispatch() }
+        if scalars.first == ":" { return nil }
         let field: Substring
         var value: Substring
-        if let colon = line.firstIndex(of: ":") {
-            field = line[..<colon]
-            value = line[line.index(after: colon)...]
-            if value.first == " " { value = value.dropFirst() }
+        if let colon = scalars.firstIndex(of: ":") {
+            field = Substring(scalars[..<colon])
+            value = Substring(scalars[scalars.index(after: colon)...])
+            if value.unicodeScalars.first == " " { value = Substring(value.unicodeScalars.dropFirst()) }
         } else {
             field = line
             value = ""
@@ -86,7 +91,7 @@ struct EventStreamParser: Sendable {
             data += value
             hasData = true
         case "id":
-            if !value.contains("\0") { idBuffer = value.isEmpty ? nil : String(value) }
+            if !value.unicodeScalars.contains("\0") { idBuffer = value.isEmpty ? nil : String(value) }
         case "retry":
             if !value.isEmpty, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { retryMilliseconds = Int(value) ?? Int.max }
         default:

@@ -87,7 +87,7 @@ struct EventDecoder: StreamDecoder {
             var line = line
             if isFirstLine {
                 isFirstLine = false
-                if line.first == "\u{FEFF}" { line = line.dropFirst() }
+                if line.unicodeScalars.first == "\u{FEFF}" { line = Substring(line.unicodeScalars.dropFirst()) }
             }
             if let event = try parser.read(line: line) { elements.append(event) }
         }
@@ -136,6 +136,9 @@ struct LineSplitter: Sendable {
 
     /// Calls `body` with each line `chunk` ends, without its end.
     mutating func split(_ chunk: Data, _ body: (Substring) throws(ServiceError) -> Void) throws(ServiceError) {
+        // An empty chunk between a CR and its LF must not forget the CR: the LF would then end
+        // an empty line of its own, which ends an event early.
+        guard !chunk.isEmpty else { return }
         var start = chunk.startIndex
         if afterCR, chunk.first == 0x0A { start += 1 }
         afterCR = false
