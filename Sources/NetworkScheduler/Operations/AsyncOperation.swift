@@ -20,6 +20,11 @@ class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     private let lockedState = Locked(State.pending)
+    /// Held through a whole transition, `willChangeValue` to `didChangeValue`, so that KVO sees
+    /// the old state before the change and the new one after, on Apple platforms as the
+    /// protocol wants. Not the state's lock, which `isFinished` takes from inside
+    /// `didChangeValue`; recursive, in case an observer moves the operation on this thread.
+    private let transitions = NSRecursiveLock()
 
     /// The current state.
     var state: State { lockedState.withLock { $0 } }
@@ -64,24 +69,35 @@ class AsyncOperation: Operation, @unchecked Sendable {
         _ = transition(to: .finished)
     }
 
-    /// Moves forward to `next` and posts KVO for what changed. Returns the state it left,
-    /// or nil when the move was not forward (a repeated finish, a start after finishing).
+    /// Moves forward to `next` and posts KVO for what changed: `willChangeValue` before the
+    /// state changes, `didChangeValue` after, neither under the state's lock. Returns the state
+    /// it left, or nil when the move was not forward (a repeated finish, a start after finishing).
     private func transition(to next: State) -> State? {
-        let previous: State? = lockedState.withLock { state in
-            switch (state, next) {
-            case (.pending, .executing), (.pending, .finished), (.executing, .finished):
-                defer { state = next }
-                return state
-            default:
-                return nil
-            }
+        transitions.lock()
+        defer { transitions.unlock() }
+        let previous = state
+        switch (previous, next) {
+        case (.pending, .executing), (.pending, .finished), (.executing, .finished): break
+        default: return nil
         }
-        guard let previous else { return nil }
         let executingChanged = previous == .executing || next == .executing
-        if executingChanged { willChangeValue(forKey: "isExecuting") }
-        if next == .finished { willChangeValue(forKey: "isFinished") }
-        if executingChanged { didChangeValue(forKey: "isExecuting") }
-        if next == .finished { didChangeValue(forKey: "isFinished") }
+        if executingChanged { notify(.will, "isExecuting") }
+        if next == .finished { notify(.will, "isFinished") }
+        lockedState.withLock { $0 = next }
+        if executingChanged { notify(.did, "isExecuting") }
+        if next == .finished { notify(.did, "isFinished") }
         return previous
+    }
+
+    /// Which side of a change a KVO notification is on.
+    enum ChangeSide { case will, did }
+
+    /// Posts KVO's `willChangeValue` or `didChangeValue` for `key`. Overridable, since on Linux
+    /// those two are not: a test sees the state each notification sees.
+    func notify(_ side: ChangeSide, _ key: String) {
+        switch side {
+        case .will: willChangeValue(forKey: key)
+        case .did: didChangeValue(forKey: key)
+        }
     }
 }
