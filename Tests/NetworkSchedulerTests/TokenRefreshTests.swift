@@ -117,6 +117,27 @@ import NetworkSchedulerTesting
         #expect(refreshes.count == 1)
     }
 
+    /// A refresh that hung once held a request whose timeout is short for the refresh's whole
+    /// deadline (30 s), and every 401 after it as long.
+    @Test func aRequestWaitsForAHungRefreshNoLongerThanItsOwnTimeout() async {
+        let authenticator = TokenAuthenticator(token: "stale", timeout: 600) { _ in
+            await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in } // stuck for good
+            return "never"
+        }
+        let harness = Harness(authenticator: authenticator, reply: Self.acceptingOnlyFresh)
+        let outcomes = Outcomes<User>()
+        // Two requests of a 0.2 s timeout, one after the other: the second joins the hung refresh.
+        let quick = APIClient(baseURL: SchedulerSteeringTests.base, scheduler: harness.scheduler, timeout: 0.2,
+                              authenticator: authenticator)
+        quick.send(Resource<User>(path: "users/1"), completion: outcomes.completion("first"))
+        #expect(await outcomes.wait(for: 1)["first"]?.failure == .authenticationFailed(cause: .timedOut))
+        quick.send(Resource<User>(path: "users/2"), completion: outcomes.completion("second"))
+
+        let results = await outcomes.wait(for: 2)
+        #expect(results["second"]?.failure == .authenticationFailed(cause: .timedOut))
+        #expect(harness.transport.arrivals.count == 2)
+    }
+
     @Test func aFailingRefreshRunsOnceForAWholeWaveOfRejections() async throws {
         // Before, requests rejected after the refresh had failed each started another: 24 to
         // 34 refreshes for a wave of 200.

@@ -59,7 +59,7 @@ extension RequestScheduler {
         guard let authenticator = refresh.submission.authenticator else { return }
         Task { [weak self] in
             do throws(ServiceError) {
-                _ = try await authenticator.token(replacing: refresh.rejected)
+                _ = try await authenticator.token(replacing: refresh.rejected, within: refresh.patience)
             } catch {
                 self?.tokenRefreshed(refresh.call, rebuilt: .failure(.authenticationFailed(cause: error)))
                 return

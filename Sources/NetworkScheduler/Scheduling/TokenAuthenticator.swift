@@ -12,7 +12,10 @@ import Foundation
 /// replay ends with the 401: there is no loop.
 ///
 /// A refresh has a deadline, `timeout`: one that has not returned by then fails as
-/// ``ServiceError/timedOut`` for everyone waiting, and is cancelled.
+/// ``ServiceError/timedOut`` for everyone waiting, and is cancelled. A request waits for it no
+/// longer than its own timeout, after which it fails as
+/// ``ServiceError/authenticationFailed(cause:)`` with ``ServiceError/timedOut``, and the refresh
+/// goes on for the others.
 ///
 /// ```swift
 /// let authenticator = TokenAuthenticator { rejected in
@@ -28,7 +31,8 @@ public final class TokenAuthenticator: Sendable {
     private struct Refresh {
         let number: Int
         let rejected: String?
-        var waiters: [Waiter]
+        /// By the number each got, so that one whose own deadline passed can leave.
+        var waiters: [Int: Waiter]
         var task: Task<Void, Never>?
     }
 
@@ -38,6 +42,7 @@ public final class TokenAuthenticator: Sendable {
         /// The last refresh's failure, and the token it was to replace.
         var failure: (rejected: String?, error: ServiceError)?
         var lastNumber = 0
+        var lastWaiter = 0
     }
 
     private let state: Locked<State>
@@ -73,8 +78,10 @@ public final class TokenAuthenticator: Sendable {
 
     /// A token newer than `rejected`: the current one if someone already refreshed, the
     /// failure of the refresh that was to replace `rejected` if it failed, else the result of
-    /// the one refresh in flight, started here if need be.
-    func token(replacing rejected: String?) async throws(ServiceError) -> String {
+    /// the one refresh in flight, started here if need be; or ``ServiceError/timedOut`` after
+    /// `patience` seconds (the asking request's timeout), if that comes before the refresh's
+    /// own deadline.
+    func token(replacing rejected: String?, within patience: TimeInterval? = nil) async throws(ServiceError) -> String {
         do {
             return try await withCheckedThrowingContinuation { (waiter: Waiter) in
                 enum Next {
@@ -83,22 +90,30 @@ public final class TokenAuthenticator: Sendable {
                     case waiting
                     case start(Int)
                 }
+                var waiterID = 0
                 let next: Next = state.withLock { state in
                     if let current = state.token, current != rejected { return .ready(current) }
                     if let failure = state.failure, failure.rejected == rejected { return .failed(failure.error) }
+                    state.lastWaiter += 1
+                    waiterID = state.lastWaiter
                     if state.refreshing != nil {
-                        state.refreshing?.waiters.append(waiter)
+                        state.refreshing?.waiters[waiterID] = waiter
                         return .waiting
                     }
                     state.lastNumber += 1
-                    state.refreshing = Refresh(number: state.lastNumber, rejected: rejected, waiters: [waiter])
+                    state.refreshing = Refresh(number: state.lastNumber, rejected: rejected, waiters: [waiterID: waiter])
                     return .start(state.lastNumber)
                 }
                 switch next {
-                case .ready(let token): waiter.resume(returning: token)
-                case .failed(let error): waiter.resume(throwing: error)
+                case .ready(let token): return waiter.resume(returning: token)
+                case .failed(let error): return waiter.resume(throwing: error)
                 case .waiting: break
                 case .start(let number): start(number, replacing: rejected)
+                }
+                if let patience, patience < timeout {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + patience) { [state, waiterID] in
+                        Self.giveUp(waiterID, in: state)
+                    }
                 }
             }
         } catch {
@@ -107,15 +122,16 @@ public final class TokenAuthenticator: Sendable {
     }
 
     private func start(_ number: Int, replacing rejected: String?) {
-        // Weak: a refresh that never returns must not keep the authenticator alive.
-        let task = Task { [weak self, refresh] in
+        // Only the state, not the authenticator: a refresh that never returns must not keep it
+        // alive, and a weak reference to it would make a side table that such a task leaks.
+        let task = Task { [state, refresh] in
             let result: Result<String, ServiceError>
             do {
                 result = .success(try await refresh(rejected))
             } catch {
                 result = .failure(ServiceError(error))
             }
-            self?.end(number, with: result)
+            Self.end(number, with: result, in: state)
         }
         let ended = state.withLock { state -> Bool in
             guard state.refreshing?.number == number else { return true }
@@ -123,14 +139,20 @@ public final class TokenAuthenticator: Sendable {
             return false
         }
         if ended { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
-            self?.end(number, with: .failure(.timedOut))
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [state] in
+            Self.end(number, with: .failure(.timedOut), in: state)
         }
+    }
+
+    /// A waiter's own deadline passed before the refresh ended: it leaves with `.timedOut`.
+    private static func giveUp(_ waiterID: Int, in state: Locked<State>) {
+        let waiter = state.withLock { $0.refreshing?.waiters.removeValue(forKey: waiterID) }
+        waiter?.resume(throwing: ServiceError.timedOut)
     }
 
     /// Ends refresh `number`, unless it has ended: stores its token or its failure, and answers
     /// everyone waiting.
-    private func end(_ number: Int, with result: Result<String, ServiceError>) {
+    private static func end(_ number: Int, with result: Result<String, ServiceError>, in state: Locked<State>) {
         let ended: Refresh? = state.withLock { state in
             guard let refreshing = state.refreshing, refreshing.number == number else { return nil }
             state.refreshing = nil
@@ -145,6 +167,6 @@ public final class TokenAuthenticator: Sendable {
         }
         guard let ended else { return }
         if case .failure = result { ended.task?.cancel() }
-        for waiter in ended.waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
+        for waiter in ended.waiters.values { waiter.resume(with: result.mapError { $0 as any Error }) }
     }
 }

@@ -37,6 +37,8 @@ extension SchedulerMachine {
         let rejected: String?
         /// The `Idempotency-Key` the call carries, which its rebuilt request carries again.
         let idempotencyKey: String?
+        /// The most seconds the call waits for the new token: its request's timeout.
+        let patience: Seconds
     }
 
     /// A call that will be tried again, for the event monitors.
