@@ -74,6 +74,39 @@ import Testing
         #expect(harness.transport.arrivals.count == 0)
     }
 
+    /// A request operation cancelled (here by its screen) while an operation of the app's it
+    /// depends on still ran was let go by its queue while that operation still pointed to it:
+    /// corelibs Foundation crashed the process when the app's operation finished.
+    @Test func aRequestOperationCancelledWhileItsDependencyRunsEndsAtOnceAndLeavesItsQueueSafely() async {
+        let harness = Harness()
+        let outcomes = Outcomes<User>()
+        let screen = RequestGroup()
+        let appQueue = OperationQueue()
+        var imports: [GateOperation] = []
+        for index in 0..<200 {
+            let running = GateOperation()
+            let fetch = harness.api.operation(for: Resource<User>(path: "users/\(index)"), group: screen,
+                                              completion: outcomes.completion("\(index)"))
+            fetch.addDependency(running)
+            appQueue.addOperation(fetch)
+            appQueue.addOperation(running)
+            imports.append(running)
+        }
+
+        // When the screen goes away while every import still runs.
+        screen.cancelAll()
+
+        // Then every caller ends at once, unsent; once the imports end, so does every operation.
+        #expect(await outcomes.wait(for: 200).values.allSatisfy { $0.failure == .cancelled })
+        let drained = EventLog<Void>()
+        appQueue.addBarrierBlock { drained.append(()) }
+        for running in imports { running.open() }
+        imports = []
+        #expect(await drained.wait(for: 1).count == 1)
+        #expect(appQueue.operationCount == 0)
+        #expect(harness.transport.arrivals.count == 0)
+    }
+
     @Test func releasingItsGroupBeforeTheOperationStartsEndsItUnsent() async {
         let harness = Harness()
         let outcomes = Outcomes<User>()

@@ -20,6 +20,8 @@ class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     private let lockedState = Locked(State.pending)
+    /// `finish()` was called before the operation started: it finishes when it starts.
+    private let finishesWhenStarted = Locked(false)
     /// Held through a whole transition, `willChangeValue` to `didChangeValue`, so that KVO sees
     /// the old state before the change and the new one after, on Apple platforms as the
     /// protocol wants. Not the state's lock, which `isFinished` takes from inside
@@ -40,7 +42,9 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// finished: an operation that depends on it must not run before that outcome is known.
     override final func start() {
         guard transition(to: .executing) == .pending else { return }
-        if isCancelled {
+        if finishesWhenStarted.withLock({ $0 }) {
+            finish()
+        } else if isCancelled {
             skipExecution()
         } else {
             execute()
@@ -65,7 +69,13 @@ class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     /// Marks the operation finished; the queue then starts the next one. Harmless if repeated.
+    /// Called before the operation started, it takes effect when it starts: a queue lets go of
+    /// an operation that says it finished before the queue started it, while the operations
+    /// it depends on may still point to it (corelibs Foundation then crashes when they finish).
     final func finish() {
+        transitions.lock()
+        defer { transitions.unlock() }
+        guard state != .pending else { return finishesWhenStarted.withLock { $0 = true } }
         _ = transition(to: .finished)
     }
 
@@ -77,7 +87,7 @@ class AsyncOperation: Operation, @unchecked Sendable {
         defer { transitions.unlock() }
         let previous = state
         switch (previous, next) {
-        case (.pending, .executing), (.pending, .finished), (.executing, .finished): break
+        case (.pending, .executing), (.executing, .finished): break
         default: return nil
         }
         let executingChanged = previous == .executing || next == .executing

@@ -15,6 +15,8 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
     let handle: RequestHandle
     private let prerequisites: [any RequestDependency]
     private var outcomeValue: RequestHandle.Outcome?
+    /// Cancelled while an operation it depends on (by `addDependency`) had not finished.
+    private var isCancelledWhileWaiting = false
 
     init(handle: RequestHandle, after dependencies: [any RequestDependency]) {
         self.handle = handle
@@ -51,9 +53,27 @@ final class RequestOperation: AsyncOperation, @unchecked Sendable {
     }
 
     /// Ends its caller with `.cancelled`; a call it shares with other callers goes on for them.
+    ///
+    /// While an operation it depends on has not finished, the caller ends at once but the
+    /// operation stays in its queue until that dependency finishes, then finishes unsent:
+    /// corelibs Foundation lets go of an operation cancelled before its dependencies finished
+    /// while they still point to it, and the process crashes when one of them finishes.
     override func cancel() {
-        super.cancel()
-        if state == .executing { handle.cancel() }
+        guard dependencies.contains(where: { !$0.isFinished }) else {
+            super.cancel()
+            if state == .executing { handle.cancel() }
+            return
+        }
+        withStateLock { isCancelledWhileWaiting = true }
+        if state == .pending {
+            handle.complete(with: .failure(.cancelled))
+        } else {
+            handle.cancel()
+        }
+    }
+
+    override var isCancelled: Bool {
+        super.isCancelled || withStateLock { isCancelledWhileWaiting }
     }
 
     /// Its caller was cancelled (by its group) before it entered its scheduler: cancels the
