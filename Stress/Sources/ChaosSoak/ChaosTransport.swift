@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkScheduler
+
+/// A transport that misbehaves as real networks and servers do, while its faults are on:
+/// answers on the calling thread (before `startTask` returns) or later, 429 and 503 with
+/// `Retry-After`, 5xx, timeouts, lost and refused connections, no network, hangs that only a
+/// cancellation ends, tasks that cancel themselves, 401s, bodies that are not JSON. With its
+/// faults off it answers every request well, soon. It keeps nothing per request, so that a run
+/// of a million callers holds no more than a run of a thousand.
+final class ChaosTransport: HTTPTransport {
+    let maximumConnectionsPerHost = 4
+    private let random: SeededRandom
+    private let faultsOn = Mutex(true)
+    /// Attempts started, and those it hung, for the report.
+    let counts = Mutex((started: 0, hung: 0))
+
+    init(random: SeededRandom) {
+        self.random = random
+    }
+
+    /// Turns the faults on or off: off, every request is answered well.
+    func setFaults(_ on: Bool) { faultsOn.withLock { $0 = on } }
+
+    func startTask(
+        for request: TransportRequest,
+        policy: TransportPolicy,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
+    ) -> any TransportTask {
+        let task = ChaosTask(completion)
+        let faults = faultsOn.withLock { $0 }
+        let fault = faults ? Fault.draw(random, request: request.urlRequest) : .none
+        counts.withLock { counts in
+            counts.started += 1
+            if case .hang = fault { counts.hung += 1 }
+        }
+        if case .hang = fault { return task }
+        let answer: @Sendable () -> Void = { [random] in
+            if let total = request.bodyLength, total > 0 {
+                progress?(TransferProgress(bytesSent: total, bytesExpectedToSend: total))
+            }
+            task.finish(Self.result(of: fault, for: request, random: random))
+        }
+        // Faults on: a third answer before `startTask` has returned, on the thread that sent.
+        if faults, random.chance(33) {
+            answer()
+        } else {
+            let delay = faults ? random.below(3_000) : random.below(300)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(delay), execute: answer)
+        }
+        return task
+    }
+
+    /// What a request gets for `fault`: an error, or a response (handed to its sink first, if
+    /// it has one: a download's file, a stream's reader).
+    private static func result(of fault: Fault, for request: TransportRequest, random: SeededRandom) -> Result<TransportResponse, any Error> {
+        let url = request.urlRequest.url!
+        let (status, headers, body): (Int, [String: String], Data)
+        switch fault {
+        case .error(let code): return .failure(URLError(code))
+        case .status(let code, let retryAfter):
+            (status, headers, body) = (code, retryAfter.map { ["Retry-After": "\($0)"] } ?? [:], Data(#"{"message":"chaos"}"#.utf8))
+        case .malformed:
+            (status, headers, body) = (200, ["Content-Type": "application/json"], Data("{not json".utf8))
+        case .none, .hang:
+            (status, headers, body) = Self.answer(to: request.urlRequest)
+        }
+        let response = TransportResponse(data: body, head: ResponseHead(url: url, statusCode: status, headerFields: headers))
+        guard let sink = request.responseSink else { return .success(response) }
+        do {
+            guard try sink.accept(response.head) else { return .success(response) }
+            let half = body.count / 2
+            try sink.write(body.prefix(half))
+            try sink.write(body.dropFirst(half))
+            return .success(TransportResponse(data: Data(), head: response.head))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// A good answer, by path.
+    private static func answer(to request: URLRequest) -> (Int, [String: String], Data) {
+        let path = request.url?.path ?? ""
+        if path.hasSuffix("/export") {
+            return (200, ["ETag": "\"v1\""], Data(repeating: 7, count: 16 * 1_024))
+        }
+        if path.hasSuffix("/live") {
+            return (200, ["Content-Type": "text/event-stream"], Data("id: 1\ndata: one\n\ndata: two\n\n".utf8))
+        }
+        if path.hasSuffix("/profile") {
+            return (200, ["Cache-Control": "max-age=1, stale-while-revalidate=1", "ETag": "\"p1\""],
+                    Data(#"{"id":1,"name":"profile"}"#.utf8))
+        }
+        let status = request.httpMethod == "POST" ? 201 : 200
+        return (status, ["Content-Type": "application/json"], Data(#"{"id":1,"name":"chaos"}"#.utf8))
+    }
+}
+
+/// What goes wrong with one attempt.
+private enum Fault {
+    case none
+    case hang
+    case error(URLError.Code)
+    case status(Int, retryAfter: Int?)
+    case malformed
+
+    static func draw(_ random: SeededRandom, request: URLRequest) -> Fault {
+        switch random.below(100) {
+        case 0..<50: return .none
+        case 50..<54: return .status(429, retryAfter: random.below(2))
+        case 54..<58: return .status(503, retryAfter: 1)
+        case 58..<64: return .status(random.pick([500, 502, 504]), retryAfter: nil)
+        case 64..<69: return .error(.networkConnectionLost)
+        case 69..<72: return .error(.timedOut)
+        case 72..<75: return .hang
+        case 75..<78: return .error(.cannotConnectToHost)
+        case 78..<80: return .error(.cancelled)
+        case 80..<84: return request.value(forHTTPHeaderField: "Authorization") == nil ? .none : .status(401, retryAfter: nil)
+        case 84..<86: return .error(.notConnectedToInternet)
+        case 86..<88: return .malformed
+        default: return .none
+        }
+    }
+}
+
+/// One attempt: ends once, by its answer or by a cancellation.
+private final class ChaosTask: TransportTask {
+    private let completion: Mutex<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>
+
+    init(_ completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
+        self.completion = Mutex(completion)
+    }
+
+    func finish(_ result: Result<TransportResponse, any Error>) {
+        let completion = completion.withLock { completion in
+            defer { completion = nil }
+            return completion
+        }
+        completion?(result)
+    }
+
+    func cancel() {
+        finish(.failure(URLError(.cancelled)))
+    }
+}

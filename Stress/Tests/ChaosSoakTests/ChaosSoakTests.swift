@@ -1,0 +1,23 @@
+import ChaosSoak
+import Foundation
+import Testing
+
+/// CI's run of the chaos soak: 10,000 callers (a tenth of that under the thread sanitizer,
+/// which runs the same code several times slower), two seeds. `SOAK_CALLERS` sets another
+/// count.
+@Suite struct ChaosSoakTests {
+    static let isThreadSanitized = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
+    static let callers = ProcessInfo.processInfo.environment["SOAK_CALLERS"].flatMap(Int.init)
+        ?? (isThreadSanitized ? 1_000 : 10_000)
+
+    @Test(arguments: [1, 2] as [UInt64])
+    func everyCallerEndsExactlyOnceAndEverySchedulerIsLeftIdle(seed: UInt64) async {
+        let report = await Soak.run(SoakConfiguration(callers: Self.callers, seed: seed))
+        print(report)
+        #expect(report.lost == 0, "\(report)")
+        #expect(report.twice == 0, "\(report)")
+        #expect(report.allEndedOnceQuiet, "\(report)")
+        #expect(report.isIdle, "\(report)")
+        #expect(report.outcomes["success", default: 0] > 0 && report.outcomes.count > 5, "the chaos reached the callers: \(report)")
+    }
+}
