@@ -117,7 +117,8 @@ struct SocialRoutes: Sendable {
             await handle(.echo, request, context, authenticated: false) { _ in
                 var headers: [String: String] = [:]
                 for field in request.headers { headers[field.name.canonicalName] = field.value }
-                return Reply.json(headers)
+                // Cacheable when a test says so: it tells apart who asked, as the cache must.
+                return Reply.cacheable(headers, route: .echo, request: request, caching: caching)
             }
         }
         addUploadRoutes(to: router)

@@ -84,6 +84,41 @@ import Testing
         }
     }
 
+    /// Users told apart by a header of the app's (an API key), or by a token an adapter adds
+    /// as the request goes, once got each other's cached answers.
+    @Test(arguments: TransportKind.allCases)
+    func usersToldApartByAnAPIKeyOrAnAdaptersTokenNeverGetEachOthersAnswer(over transport: TransportKind) async throws {
+        try await Fixture.with(over: transport, configure: Self.cached) { fixture in
+            fixture.server.caching[.echo] = "private, max-age=600"
+            let (scheduler, base) = (fixture.api.client.scheduler, fixture.server.baseURL)
+            func keyed(_ key: String) -> APIClient {
+                APIClient(baseURL: base, scheduler: scheduler, defaultHeaders: ["X-Api-Key": key])
+            }
+            func adapted(_ token: String) -> APIClient {
+                var client = APIClient(baseURL: base, scheduler: scheduler)
+                client.requestAdapter = RequestAdapter { request in
+                    var request = request
+                    request.setValue(token, forHTTPHeaderField: "Authorization")
+                    return request
+                }
+                return client
+            }
+            let users = [("x-api-key", "ada-key", keyed("ada-key")), ("x-api-key", "bob-key", keyed("bob-key")),
+                         ("authorization", "Bearer grace", adapted("Bearer grace")),
+                         ("authorization", "Bearer alan", adapted("Bearer alan"))]
+            let echo = Resource<[String: String]>(path: "echo")
+
+            for _ in 0..<2 {
+                for (field, who, client) in users {
+                    let echoed = try await client.value(for: echo)
+                    #expect(echoed[field] == who)
+                }
+            }
+            // One load per API key, then its own copy; every load of an adapted request.
+            #expect(fixture.server.arrivals.count(.echo) == 2 + 2 * 2)
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func staleWhileRevalidateAnswersEveryCallerAtOnceWithOneRevalidation(over transport: TransportKind) async throws {
         let tally = Tally()

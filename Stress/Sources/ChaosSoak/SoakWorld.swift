@@ -35,8 +35,12 @@ final class SoakWorld: Sendable {
     private let groups: Mutex<[RequestGroup]>
     /// Recent callers, for `after:` (across schedulers) and live priority changes.
     private let recent = Mutex<[RequestHandle]>([])
-    /// The app's own queue: request operations, and operations requests wait for.
+    /// The app's queue of request operations, which stay executing (holding one of its 16
+    /// places) until their callers end.
     private let appQueue = OperationQueue()
+    /// The app's queue of its own work, which requests wait for: not the requests' queue, whose
+    /// places requests waiting for this work could all hold (a deadlock of the app's).
+    private let workQueue = OperationQueue()
     private let downloads: URL
     private let signIns = Mutex(0)
 
@@ -188,7 +192,7 @@ final class SoakWorld: Sendable {
     private func appOperation(mayBeCancelled: Bool = true) -> Operation {
         let operation = BlockOperation {}
         if mayBeCancelled, random.chance(15) { operation.cancel() }
-        appQueue.addOperation(operation)
+        workQueue.addOperation(operation)
         return operation
     }
 

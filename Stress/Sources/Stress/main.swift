@@ -10,14 +10,16 @@ func say(_ line: String) {
 }
 
 var callers = 100_000
+var window = 1_000
 var seeds: [UInt64] = []
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--callers": callers = arguments.next().flatMap(Int.init) ?? callers
     case "--seed": if let seed = arguments.next().flatMap(UInt64.init) { seeds.append(seed) }
+    case "--window": window = arguments.next().flatMap(Int.init) ?? window
     default:
-        say("usage: stress [--callers N] [--seed S]…")
+        say("usage: Stress [--callers N] [--window CALLERS-IN-FLIGHT] [--seed S]…")
         exit(2)
     }
 }
@@ -25,7 +27,7 @@ if seeds.isEmpty { seeds = [1] }
 
 var allClean = true
 for seed in seeds {
-    let report = await Soak.run(SoakConfiguration(callers: callers, seed: seed)) { say("  \($0)") }
+    let report = await Soak.run(SoakConfiguration(callers: callers, seed: seed, window: window)) { say("  \($0)") }
     say("\(report)")
     allClean = allClean && report.isClean
 }

@@ -2,13 +2,10 @@ import ChaosSoak
 import Foundation
 import Testing
 
-/// CI's run of the chaos soak: 10,000 callers (a tenth of that under the thread sanitizer,
-/// which runs the same code several times slower), two seeds. `SOAK_CALLERS` sets another
-/// count.
+/// CI's run of the chaos soak: 10,000 callers, two seeds, plain and under the thread sanitizer.
+/// `SOAK_CALLERS` sets another count.
 @Suite struct ChaosSoakTests {
-    static let isThreadSanitized = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
-    static let callers = ProcessInfo.processInfo.environment["SOAK_CALLERS"].flatMap(Int.init)
-        ?? (isThreadSanitized ? 1_000 : 10_000)
+    static let callers = ProcessInfo.processInfo.environment["SOAK_CALLERS"].flatMap(Int.init) ?? 10_000
 
     @Test(arguments: [1, 2] as [UInt64])
     func everyCallerEndsExactlyOnceAndEverySchedulerIsLeftIdle(seed: UInt64) async {
