@@ -36,26 +36,14 @@ private final class FailingDisk: Sendable {
 /// The outbox when its disk fails or fills, when the app taps twice, and on the scheduler's
 /// clock: nothing told twice, nothing both refused and sent, nothing sent twice.
 @Suite struct OutboxFaultTests {
-    private static func withFolder(_ body: (URL) async throws -> Void) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("OutboxFaultTests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await body(folder)
-    }
-
-    private static var quick: Outbox.Configuration {
-        var configuration = Outbox.Configuration()
-        configuration.retryDelay = 0
-        return configuration
-    }
-
     /// `enqueue` once threw when `fsync` failed after the record was written, and the record
     /// was replayed and sent at the next launch: an app that retried the failed enqueue sent
     /// its write twice, under two keys.
     @Test func anEnqueueThatThrowsLeavesNothingToSendAfterARelaunch() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .json("{}", status: 201) }
             let disk = FailingDisk()
-            var outbox: Outbox? = try Outbox(folder: folder, client: harness.api, configuration: Self.quick,
+            var outbox: Outbox? = try Outbox(folder: folder, client: harness.api, configuration: OutboxFixtures.quick,
                                              synchronizer: disk.synchronizer)
             disk.next([true])
             let error = #expect(throws: ServiceError.self) { try outbox?.enqueue(Memo(text: "once"), as: .memo) }
@@ -76,10 +64,10 @@ private final class FailingDisk: Sendable {
     /// A resend once appended the new write, then the drop of the dead letter: a failure
     /// between the two kept both, and a second resend sent the write twice.
     @Test func aResendIsOneRecordThatEitherHappensOrNot() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .json(#"{"message": "no"}"#, status: 422) }
             let disk = FailingDisk()
-            let outbox = try Outbox(folder: folder, client: harness.api, configuration: Self.quick, synchronizer: disk.synchronizer)
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: OutboxFixtures.quick, synchronizer: disk.synchronizer)
             let told = EventLog<OutboxOutcome>()
             outbox.register(.memo) { _, outcome in told.append(outcome) }
             let dead = try outbox.enqueue(Memo(text: "refused"), as: .memo)
@@ -110,9 +98,9 @@ private final class FailingDisk: Sendable {
     /// `Outbox.enqueue` of an identical write (same kind, equal payload) still waiting for its
     /// outcome is that write: a double tap posts once.
     @Test func anIdenticalWriteStillPendingIsNotEnqueuedTwice() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
-            let outbox = try Outbox(folder: folder, client: harness.api, configuration: Self.quick)
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: OutboxFixtures.quick)
             let told = EventLog<Memo>()
             outbox.register(.memo) { memo, _ in told.append(memo) }
 
@@ -144,7 +132,7 @@ private final class FailingDisk: Sendable {
     /// The waits between tries run on the scheduler's clock: a test advances it, and waits for
     /// nothing in real time.
     @Test func aWriteIsTriedAgainWhenTheSchedulersClockSaysItsWaitIsOver() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let clock = VirtualClock()
             let attempts = Locked(0)
             let harness = Harness(reply: { _ in

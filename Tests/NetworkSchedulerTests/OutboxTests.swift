@@ -23,20 +23,8 @@ extension OutboxKind where Payload == Note {
 /// The durable outbox over the stub transport: writes on disk before `enqueue` returns, sent
 /// with one key in every process, in order per lane, told once; dead letters; a damaged journal.
 @Suite struct OutboxTests {
-    private static func withFolder(_ body: (URL) async throws -> Void) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("OutboxTests-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await body(folder)
-    }
-
-    private static var quick: Outbox.Configuration {
-        var configuration = Outbox.Configuration()
-        configuration.retryDelay = 0
-        return configuration
-    }
-
     @Test func aWriteIsOnDiskWhenEnqueueReturnsAndARelaunchSendsItOnceWithItsKey() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .json(#"{"id": 1}"#, status: 201) }
             // The first process enqueues, and dies before it could send.
             let id = try Outbox(folder: folder, client: harness.api).enqueue(Note(text: "hello"), as: .note)
@@ -94,11 +82,11 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func everyTryOfAWriteCarriesItsOneKey() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let tries = Counter()
             let harness = Harness { _ in [.serverError(503), .lostConnection, .json("{}", status: 201)][min(2, tries.next() - 1)] }
             let answers = EventLog<Int>()
-            let outbox = try Outbox(folder: folder, client: harness.api, configuration: Self.quick)
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: OutboxFixtures.quick)
             outbox.register(.note) { _, outcome in
                 if case .accepted(let status, _) = outcome { answers.append(status) }
             }
@@ -113,7 +101,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func theWritesOfALaneGoOneAtATimeInTheOrderTheyWereEnqueued() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             let outbox = try Outbox(folder: folder, client: harness.api)
             let told = EventLog<String>()
@@ -135,7 +123,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func aWriteRefusedForGoodIsADeadLetterThatLeavesItsLaneAndCanBeDropped() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { request in
                 let note = request.httpBody.flatMap { try? JSONDecoder().decode(Note.self, from: $0) }
                 return note?.text == "poison" ? .json(#"{"message": "text too long"}"#, status: 422) : .json("{}", status: 201)
@@ -164,7 +152,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func theJournalIsCompactedAsWritesAreToldSoThatItDoesNotGrowWithHistory() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .json("{}", status: 201) }
             let outbox = try Outbox(folder: folder, client: harness.api)
             let told = EventLog<Void>()
@@ -182,7 +170,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func anAppWatchesItsWritesGoFromWaitingToSendingToGone() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             let outbox = try Outbox(folder: folder, client: harness.api)
             let seen = EventLog<[OutboxWriteState.Phase]>()
@@ -206,7 +194,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func offlineAWriteWaitsInTheSchedulerAndGoesWhenTheNetworkReturns() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let connectivity = StubConnectivity(connected: false)
             let harness = Harness(connectivity: connectivity) { _ in .json("{}", status: 201) }
             let outbox = try Outbox(folder: folder, client: harness.api)
@@ -228,7 +216,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func aDamagedJournalRecordIsReportedAndTheOthersReplayed() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             let outbox = try Outbox(folder: folder, client: harness.api)
             try outbox.enqueue(Note(text: "damaged"), as: .note)
@@ -247,7 +235,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func aWholeRecordThatIsNoEventIsReportedAsDamageAndSkipped() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             let kept: UUID
             do {
@@ -269,7 +257,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func aFullOutboxRefusesTheWriteUnwritten() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             var configuration = Outbox.Configuration()
             configuration.maximumWrites = 1
@@ -287,7 +275,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func writesEnqueuedAtOnceNeverPassTheOutboxsBound() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             var configuration = Outbox.Configuration()
             configuration.maximumWrites = 10
@@ -307,7 +295,7 @@ extension OutboxKind where Payload == Note {
     }
 
     @Test func aSecondOutboxOnTheSameFolderInOneProcessIsRefused() async throws {
-        try await Self.withFolder { folder in
+        try await OutboxFixtures.withFolder { folder in
             let harness = Harness { _ in .hold }
             let outbox = try Outbox(folder: folder, client: harness.api)
 

@@ -104,10 +104,16 @@ import NetworkSchedulerTesting
     }
 
     @Test func joinersShareTheRetriedCall() async {
-        let harness = Harness(retryPolicy: Self.quick, reply: Self.failing(first: 1))
+        // Each attempt is held until released, so that "b" joins while the call is in flight
+        // however slow the machine (a loaded one once let the whole call end before "b" came).
+        let harness = Harness(retryPolicy: Self.quick) { _ in .hold }
         let outcomes = Outcomes<User>()
         harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("a"))
+        await harness.transport.arrivals.wait(for: 1)
         harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("b"))
+        #expect(harness.transport.release(with: .respond(status: 503)))
+        await harness.transport.arrivals.wait(for: 2)
+        #expect(harness.transport.release(with: .json(userJSON)))
         let results = await outcomes.wait(for: 2)
         #expect(results["a"]?.success?.id == 1 && results["b"]?.success?.id == 1)
         #expect(harness.transport.arrivals.count == 2)

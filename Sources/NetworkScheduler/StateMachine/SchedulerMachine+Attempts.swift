@@ -10,9 +10,11 @@ extension SchedulerMachine {
 
     /// An attempt's body went out further: its deadline counts again from `now`, so that a
     /// long upload has a deadline on stalling rather than on its whole length. Returns its
-    /// call's callers, to tell of the progress; none if the attempt has ended.
+    /// call's callers, to tell of the progress; none if the attempt has ended, or if its callers
+    /// have all left (an abandoned call still lists them, but they are gone).
     mutating func attemptProgressed(_ attempt: AttemptID, now: UInt64) -> [CallerHandle] {
-        guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
+        guard let call = calls.lookup(attempt.call.slot), !call.isAbandoned, let running = call.running,
+              running.serial == attempt.serial else {
             return []
         }
         // Later than it was: the timer armed for the earlier deadline finds nothing due, and

@@ -82,29 +82,8 @@ func outcomeKind<Value>(_ result: Result<Value, ServiceError>) -> String {
     }
 }
 
+/// The error's case, with a server's status.
 func errorKind(_ error: ServiceError) -> String {
-    switch error {
-    case .noConnection: "noConnection"
-    case .cannotConnect: "cannotConnect"
-    case .connectionLost: "connectionLost"
-    case .secureConnectionFailed: "secureConnectionFailed"
-    case .badServerResponse: "badServerResponse"
-    case .responseTooLarge: "responseTooLarge"
-    case .streamBufferFull: "streamBufferFull"
-    case .cannotWriteFile: "cannotWriteFile"
-    case .notCached: "notCached"
-    case .timedOut: "timedOut"
-    case .cancelled: "cancelled"
-    case .deadlineExceeded: "deadlineExceeded"
-    case .lineFull: "lineFull"
-    case .server(let response): "server \(response.statusCode)"
-    case .idempotencyKeyInUse: "idempotencyKeyInUse"
-    case .idempotencyKeyMismatch: "idempotencyKeyMismatch"
-    case .authenticationFailed: "authenticationFailed"
-    case .undecodable: "undecodable"
-    case .invalidRequest: "invalidRequest"
-    case .dependencyFailed: "dependencyFailed"
-    case .transport: "transport"
-    case .underlying: "underlying"
-    }
+    if let status = error.statusCode { return "\(error.caseName) \(status)" }
+    return error.caseName
 }

@@ -20,6 +20,22 @@ import Testing
         #expect(driver.violations.isEmpty)
     }
 
+    /// The chaos soak trapped here: a stream whose reader left kept getting bytes (the
+    /// transport's answer was on its way), and the progress they made named callers that had
+    /// ended, whose slots were gone.
+    @Test func progressOfAnAttemptWhoseCallersLeftTellsNobody() {
+        var driver = MachineDriver()
+        driver.send("a")
+        driver.send("b")
+        driver.cancel("a")
+        driver.cancel("b")
+        #expect(driver.cancelledTasks == ["task 1"])
+
+        #expect(driver.progressed("task 1") == [])
+        driver.end("task 1", error: .cancelled)
+        #expect(driver.violations.isEmpty)
+    }
+
     @Test func cancellingTheLastCallerCancelsTheTaskAndKeepsItsSlotUntilTheTaskEnds() {
         var driver = MachineDriver(budget: 1)
         driver.send("a")

@@ -106,7 +106,8 @@ struct FuzzRun {
         case 43..<54: cancelACaller()
         case 54..<77: endAnAttempt()
         case 77..<79: judgeAnExpiry()
-        case 79..<82: reportAnAttemptAgain()
+        case 79..<81: reportAnAttemptAgain()
+        case 81..<82: reportProgress()
         case 82..<92: advanceTheClock()
         case 92..<95: toggleTheNetwork()
         default: finishARefresh()
@@ -255,6 +256,14 @@ struct FuzzRun {
         guard let task = reported.randomElement(using: &random) else { return }
         lastEvent = "report \(task) again"
         driver.end(task, status: 200)
+    }
+
+    /// A body goes out further (or comes in, for a stream), on an attempt that may have been
+    /// abandoned meanwhile: only callers still there are told.
+    private mutating func reportProgress() {
+        guard let task = unreported.randomElement(using: &random) else { return }
+        lastEvent = "progress of \(task)"
+        _ = driver.progressed(task)
     }
 
     private mutating func advanceTheClock() {
