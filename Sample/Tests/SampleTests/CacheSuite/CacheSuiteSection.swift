@@ -127,8 +127,11 @@ struct CacheSuiteSection: Sendable, CustomTestStringConvertible {
         cases.append(varyCase("vary-normalise-lang-order", vary: "Accept-Language", stored: [("Accept-Language", "en, de")],
                  asked: [("Accept-Language", "de, en")], .cached, required: false))
         return CacheSuiteSection(name: "vary", cases: cases, deviations: [
-        // One answer per URL and user: a second variant replaces the first.
-        "vary-invalidate",
+        // The key holds every header a request carried (one identity with deduplication, so that
+        // no answer crosses users): a request that differs in a header the answer does not vary
+        // on, or in a value's spacing, is another request.
+        "vary-cache-key",
+        "vary-normalise-space",
         // Values are compared as lists in order; a language list is not reordered.
         "vary-normalise-lang-order",
     ])
