@@ -7,7 +7,8 @@ import Foundation
 /// the state lock is released, on the thread that changed the state: on Linux the queue reads
 /// `isFinished` from inside `didChangeValue` and would deadlock otherwise.
 class AsyncOperation: Operation, @unchecked Sendable {
-    // Safety: all mutable state is in `lockedState`.
+    // Safety: all mutable state is in `lockedState`, but `finishesWhenStarted`, which only
+    // `transitions` guards.
 
     /// Where an operation is in its life. It only ever moves forward.
     enum State: Sendable, Equatable {
@@ -20,13 +21,14 @@ class AsyncOperation: Operation, @unchecked Sendable {
     }
 
     private let lockedState = Locked(State.pending)
-    /// `finish()` was called before the operation started: it finishes when it starts.
-    private let finishesWhenStarted = Locked(false)
     /// Held through a whole transition, `willChangeValue` to `didChangeValue`, so that KVO sees
     /// the old state before the change and the new one after, on Apple platforms as the
     /// protocol wants. Not the state's lock, which `isFinished` takes from inside
     /// `didChangeValue`; recursive, in case an observer moves the operation on this thread.
     private let transitions = NSRecursiveLock()
+    /// `finish()` was called before the operation started: it finishes when it starts. Only
+    /// touched under `transitions`.
+    private var finishesWhenStarted = false
 
     /// The current state.
     var state: State { lockedState.withLock { $0 } }
@@ -41,8 +43,12 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// A cancelled operation reports its outcome (``skipExecution()``) before it is marked
     /// finished: an operation that depends on it must not run before that outcome is known.
     override final func start() {
-        guard transition(to: .executing) == .pending else { return }
-        if finishesWhenStarted.withLock({ $0 }) {
+        transitions.lock()
+        let isStarting = transition(to: .executing) == .pending
+        let finishesAtOnce = finishesWhenStarted
+        transitions.unlock()
+        guard isStarting else { return }
+        if finishesAtOnce {
             finish()
         } else if isCancelled {
             skipExecution()
@@ -75,7 +81,10 @@ class AsyncOperation: Operation, @unchecked Sendable {
     final func finish() {
         transitions.lock()
         defer { transitions.unlock() }
-        guard state != .pending else { return finishesWhenStarted.withLock { $0 = true } }
+        guard state != .pending else {
+            finishesWhenStarted = true
+            return
+        }
         _ = transition(to: .finished)
     }
 

@@ -51,6 +51,11 @@ public final class Outbox: Sendable {
     /// never read as a write.
     public let damagedRecords: Int
 
+    /// If the journal could not be rewritten without its history when the outbox opened, or at
+    /// its last compaction since, why (a full disk, say): the outbox works on from the journal
+    /// as it was, which keeps every write and every told mark, and tries again later.
+    public var compactionFailure: ServiceError? { state.withLock { $0.compactionFailure } }
+
     /// The outbox whose journal is in `folder` (made if needed), sending through `client`. It
     /// sends nothing until the kinds of its writes are registered.
     ///
@@ -58,11 +63,6 @@ public final class Outbox: Sendable {
     ///   - folder: where its journal is kept; one outbox per folder and process.
     ///   - client: the client that sends its writes.
     ///   - configuration: its limits and delays.
-    /// If the journal could not be rewritten without its history when the outbox opened, or at
-    /// its last compaction since, why (a full disk, say): the outbox works on from the journal
-    /// as it was, which keeps every write and every told mark, and tries again later.
-    public var compactionFailure: ServiceError? { state.withLock { $0.compactionFailure } }
-
     public convenience init(folder: URL, client: APIClient, configuration: Configuration = Configuration()) throws(ServiceError) {
         try self.init(folder: folder, client: client, configuration: configuration, synchronizer: .disk)
     }
