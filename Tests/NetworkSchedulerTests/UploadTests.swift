@@ -87,14 +87,37 @@ import NetworkSchedulerTesting
         let outcomes = Outcomes<User>()
 
         harness.api.send(upload, progress: { first.append($0) }, completion: outcomes.completion("first"))
+        // The double tap joins once the step was told: it is told that step as it joins.
+        #expect(await first.wait(for: 1) == [Self.progress(10, of: 10)])
+        harness.api.send(upload, progress: { second.append($0) }, completion: outcomes.completion("double tap"))
+
+        #expect(await second.wait(for: 1) == [Self.progress(10, of: 10)])
+        harness.transport.release()
+        #expect(await outcomes.wait(for: 2).count == 2)
+        #expect(harness.transport.arrivals.count == 1, "one upload for both")
+        #expect(first.count == 1 && second.count == 1, "each step once")
+    }
+
+    @Test func callersOfAnUploadThatJoinedBeforeItsFirstStepAreToldItOnce() async throws {
+        let photo = try Self.file("0123456789")
+        defer { Self.cleanUp(photo) }
+        let harness = Harness { _ in .hold }
+        let upload = Resource<User>(.post, path: "uploads", body: .file(photo))
+        let first = EventLog<TransferProgress>()
+        let second = EventLog<TransferProgress>()
+        let outcomes = Outcomes<User>()
+
+        harness.api.send(upload, progress: { first.append($0) }, completion: outcomes.completion("first"))
         harness.api.send(upload, progress: { second.append($0) }, completion: outcomes.completion("double tap"))
         await harness.transport.arrivals.wait(for: 1)
+        await harness.events.joined.wait(for: 1)
+        harness.transport.release(with: .progress([Self.progress(10, of: 10)], then: .hold))
 
         #expect(await first.wait(for: 1) == [Self.progress(10, of: 10)])
         #expect(await second.wait(for: 1) == [Self.progress(10, of: 10)])
         harness.transport.release()
         #expect(await outcomes.wait(for: 2).count == 2)
-        #expect(harness.transport.arrivals.count == 1, "one upload for both")
+        #expect(first.count == 1 && second.count == 1, "each step once")
     }
 
     @Test func aProgressSequenceMadeLateStartsWithTheLastStepAndEndsWithTheCaller() async throws {

@@ -34,7 +34,7 @@ extension RequestScheduler {
     /// callers are told.
     func attemptProgressed(_ start: Machine.AttemptStart, _ progress: TransferProgress) {
         let now = clock.uptimeNanoseconds
-        let handles = feed { machine in (machine.attemptProgressed(start.id, now: now), Machine.Actions()) }
+        let handles = feed { machine in (machine.attemptProgressed(start.id, to: progress, now: now), Machine.Actions()) }
         for handle in handles { handle.progressed(progress) }
         record(.progressed(Self.eventCall(start.request, callers: handles.map(\.id)), progress))
     }

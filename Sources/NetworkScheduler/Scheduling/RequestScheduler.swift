@@ -418,6 +418,7 @@ public final class RequestScheduler: Sendable {
         for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
         if actions.locked.starts.count > 0 { run(actions.locked.starts, callers: effects.callers) }
         let unlocked = actions.unlocked
+        for step in unlocked.progress { step.caller.progressed(step.progress) }
         if !unlocked.cancelled.isEmpty {
             RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
         }

@@ -63,6 +63,12 @@ extension SchedulerMachine {
         let result: CallResult
     }
 
+    /// A step of a call's upload, for a caller that joined it after the step was told.
+    struct ProgressStep {
+        let caller: CallerHandle
+        let progress: TransferProgress
+    }
+
     /// A call promoted after waiting too long, for the monitors: its request, and the rank it
     /// rose from and to.
     struct Promotion: Equatable {
@@ -105,6 +111,8 @@ extension SchedulerMachine {
         struct Unlocked {
             /// Callers that were cancelled: each gets `.cancelled`.
             var cancelled: [CallerHandle] = []
+            /// Callers that joined an upload under way: each is told its last step.
+            var progress = SmallBatch<ProgressStep>()
             /// Callers whose outcome is decided, with what each gets.
             var deliveries = SmallBatch<Delivery>()
             /// Calls to be tried again, for the event monitors.
@@ -130,6 +138,7 @@ extension SchedulerMachine.AttemptStart: Equatable {}
 extension SchedulerMachine.Expiry: Equatable {}
 extension SchedulerMachine.TokenRefresh: Equatable {}
 extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.ProgressStep: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions.Locked: Equatable {}
 extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions: Equatable where CallerHandle: Equatable {}
@@ -137,3 +146,4 @@ extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable
 extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.ProgressStep: Sendable where CallerHandle: Sendable {}

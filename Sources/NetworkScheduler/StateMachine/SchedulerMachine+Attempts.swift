@@ -8,11 +8,12 @@ extension SchedulerMachine {
         return running.serial == attempt.serial
     }
 
-    /// An attempt's body went out further: its deadline counts again from `now`, so that a
-    /// long upload has a deadline on stalling rather than on its whole length. Returns its
-    /// call's callers, to tell of the progress; none if the attempt has ended, or if its callers
-    /// have all left (an abandoned call still lists them, but they are gone).
-    mutating func attemptProgressed(_ attempt: AttemptID, now: UInt64) -> [CallerHandle] {
+    /// An attempt's body went out further, to `progress`: its deadline counts again from
+    /// `now`, so that a long upload has a deadline on stalling rather than on its whole length.
+    /// Returns its call's callers, to tell of the progress; none if the attempt has ended, or
+    /// if its callers have all left (an abandoned call still lists them, but they are gone).
+    /// A caller that joins later is told the last step as it joins.
+    mutating func attemptProgressed(_ attempt: AttemptID, to progress: TransferProgress, now: UInt64) -> [CallerHandle] {
         guard let call = calls.lookup(attempt.call.slot), !call.isAbandoned, let running = call.running,
               running.serial == attempt.serial else {
             return []
@@ -20,6 +21,7 @@ extension SchedulerMachine {
         // Later than it was: the timer armed for the earlier deadline finds nothing due, and
         // arms itself for the next.
         timers[.call(attempt.call)] = Self.deadline(after: now, timeout: call.request.timeout)
+        call.progress = progress
         return call.callers.map { callers[$0.slot].handle }
     }
 
@@ -301,6 +303,7 @@ extension SchedulerMachine.Actions {
         locked.deadlinePassed.append(contentsOf: other.locked.deadlinePassed)
         locked.reprioritized.append(contentsOf: other.locked.reprioritized)
         if let time = other.locked.armTimer { locked.armTimer = min(locked.armTimer ?? .max, time) }
+        unlocked.progress.append(contentsOf: other.unlocked.progress)
         unlocked.deliveries.append(contentsOf: other.unlocked.deliveries)
         unlocked.cancelled.append(contentsOf: other.unlocked.cancelled)
         unlocked.refreshes.append(contentsOf: other.unlocked.refreshes)

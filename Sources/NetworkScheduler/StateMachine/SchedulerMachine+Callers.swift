@@ -109,6 +109,9 @@ extension SchedulerMachine {
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
             if caller.isSuspended { calls[callID.slot].suspendedCallers += 1 }
+            if case .running = calls[callID.slot].attempt, let progress = calls[callID.slot].progress {
+                actions.unlocked.progress.append(ProgressStep(caller: caller.handle, progress: progress))
+            }
             reprioritize(callID, adding: caller.effectivePriority, into: &actions)
             holdOrRelease(callID, now: now, into: &actions)
             hostsToFill.insert(calls[callID.slot].host)

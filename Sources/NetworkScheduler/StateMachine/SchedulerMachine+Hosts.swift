@@ -146,6 +146,7 @@ extension SchedulerMachine {
         hosts[host].running += 1
         if isLowPriority { hosts[host].lowPriorityRunning += 1 }
         calls[callID.slot].attemptsStarted += 1
+        calls[callID.slot].progress = nil
         let serial = calls[callID.slot].attemptsStarted
         calls[callID.slot].attempt = .running(Running(serial: serial, holdsLowPrioritySlot: isLowPriority, started: now))
         setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)

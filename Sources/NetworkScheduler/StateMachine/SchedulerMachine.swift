@@ -265,6 +265,9 @@ struct SchedulerMachine<CallerHandle> {
         var request: PreparedRequest
         let host: Int
         var attempt = AttemptState.between
+        /// The last step its running attempt's body went out by, which a caller that joins
+        /// then is told at once.
+        var progress: TransferProgress?
         /// The retry policy's count: the next attempt's number.
         var attemptNumber = 1
         /// Attempts started so far, which names each one.

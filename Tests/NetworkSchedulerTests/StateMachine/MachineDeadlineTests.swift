@@ -59,4 +59,19 @@ import Testing
         #expect(driver.progressed("task 1").isEmpty, "an attempt that ended tells no one")
         #expect(driver.violations.isEmpty)
     }
+
+    @Test func aCallerJoiningAnUploadUnderWayIsToldItsLastStepOfThisAttemptOnly() {
+        var driver = MachineDriver(budget: 1)
+        driver.send("upload", "/avatar", method: "POST")
+        driver.send("before any step", "/avatar", method: "POST")
+        #expect(driver.toldOnJoining.isEmpty, "nothing went out yet")
+
+        _ = driver.progressed("task 1", to: TransferProgress(bytesSent: 10, bytesExpectedToSend: 40))
+        _ = driver.progressed("task 1", to: TransferProgress(bytesSent: 30, bytesExpectedToSend: 40))
+        driver.send("double tap", "/avatar", method: "POST")
+        #expect(driver.toldOnJoining.map(\.caller) == ["double tap"])
+        #expect(driver.toldOnJoining.map(\.bytesSent) == [30])
+        #expect(driver.progressed("task 1") == ["before any step", "double tap", "upload"])
+        #expect(driver.violations.isEmpty)
+    }
 }

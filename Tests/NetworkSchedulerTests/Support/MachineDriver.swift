@@ -65,6 +65,9 @@ struct MachineDriver {
     /// The paths of keyed calls whose outcome was kept after their callers left.
     var kept: [String] = []
 
+    /// Callers told of an upload's last step as they joined it: the caller, and the bytes sent.
+    var toldOnJoining: [(caller: String, bytesSent: Int64)] = []
+
     /// Each host's health as it changed: the host, and what it became.
     var healthChanges: [(host: String, availability: Machine.Availability)] = []
 
@@ -184,8 +187,8 @@ struct MachineDriver {
     }
 
     /// The body of task `name` went out further: returns the callers the machine says to tell.
-    mutating func progressed(_ task: String) -> [String] {
-        machine.attemptProgressed(starts[task]!.id, now: now).sorted()
+    mutating func progressed(_ task: String, to progress: TransferProgress = TransferProgress(bytesSent: 1, bytesExpectedToSend: 1)) -> [String] {
+        machine.attemptProgressed(starts[task]!.id, to: progress, now: now).sorted()
     }
 
     /// Ends every attempt with a 200, in the order they started, those started meanwhile
@@ -270,6 +273,7 @@ struct MachineDriver {
         for change in locked.reprioritized { taskPriorities[tasks[change.attempt]!] = change.priority }
         checkTaskPriorities()
         if let armTimer = locked.armTimer { armedFor = armTimer }
+        for step in unlocked.progress { toldOnJoining.append((step.caller, step.progress.bytesSent)) }
         for delivery in unlocked.deliveries {
             record(delivery.caller, delivery.result.outcome.map(\.statusCode))
         }
