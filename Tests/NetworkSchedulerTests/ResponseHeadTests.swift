@@ -16,6 +16,23 @@ import Testing
         #expect(head.lowercasedHeaders == ["retry-after": "7", "etag": "\"v1\""])
     }
 
+    @Test func aHeadReadAsAListJoinsARepeatedFieldAndKeepsEveryOther() {
+        let head = ResponseHead(url: "https://api.example.com/users/1", statusCode: 200, fields: [
+            ("Cache-Control", "max-age=60"), ("Set-Cookie", "a=1"), ("cache-control", "private"), ("ETag", "\"v2\""),
+        ])
+        #expect(head.value(forHTTPHeaderField: "CACHE-CONTROL") == "max-age=60, private")
+        #expect(head.value(forHTTPHeaderField: "etag") == "\"v2\"")
+        #expect(head.value(forHTTPHeaderField: "Vary") == nil)
+        #expect(head.lowercasedHeaders == ["cache-control": "max-age=60, private", "set-cookie": "a=1", "etag": "\"v2\""])
+        #expect(head.url == url)
+        let response = head.httpResponse
+        #expect(response.value(forHTTPHeaderField: "Cache-Control") == "max-age=60, private")
+        #expect(response.url == url)
+        #expect(head == ResponseHead(url: url, statusCode: 200, headerFields: [
+            "Cache-Control": "max-age=60, private", "Set-Cookie": "a=1", "ETag": "\"v2\"",
+        ]), "the same head, whichever way it was read")
+    }
+
     @Test(arguments: [
         ("text/plain; charset=iso-8859-1", "iso-8859-1"),
         ("text/plain;CHARSET=\"utf-16\"", "utf-16"),

@@ -118,7 +118,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // The whole exchange, redirects included, as the scheduler's own attempt deadline; but
         // a transfer (an upload from a file, a download to one) has a deadline on stalling,
         // which the scheduler keeps and moves as the body goes (it cancels the task then).
-        let timeout = request.urlRequest.timeoutInterval > 0 ? request.urlRequest.timeoutInterval : 3_600
+        let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 3_600
         let isTransfer = request.bodyFile != nil || request.responseSink != nil
         let deadline: NIODeadline? = isTransfer ? nil : .now() + .nanoseconds(Int64(timeout * 1_000_000_000))
         let exchange = Exchange(client: client, policy: policy, deadline: deadline, progress: progress, completion: completion)

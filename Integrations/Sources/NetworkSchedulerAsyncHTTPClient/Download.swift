@@ -23,7 +23,7 @@ extension AsyncHTTPClientTransport {
         }
 
         private let sink: any ResponseBodySink
-        private let url: URL
+        private let url: String
         private let limit: Int
         private let expectedToSend: Int64?
         private let progress: (@Sendable (TransferProgress) -> Void)?
@@ -31,7 +31,7 @@ extension AsyncHTTPClientTransport {
         /// Where chunks are written, off the event loops.
         private static let writing = DispatchQueue(label: "NetworkSchedulerAsyncHTTPClient.download", attributes: .concurrent)
 
-        init(sink: any ResponseBodySink, url: URL, limit: Int, expectedToSend: Int64?,
+        init(sink: any ResponseBodySink, url: String, limit: Int, expectedToSend: Int64?,
              progress: (@Sendable (TransferProgress) -> Void)?) {
             self.sink = sink
             self.url = url
@@ -50,10 +50,9 @@ extension AsyncHTTPClientTransport {
         }
 
         func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-            var fields: [String: String] = [:]
-            for (name, value) in head.headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
-            let responseHead = ResponseHead(url: url, statusCode: Int(head.status.code), headerFields: fields,
-                                            httpVersion: "HTTP/\(head.version.major).\(head.version.minor)")
+            let responseHead = ResponseHead(url: url, statusCode: Int(head.status.code),
+                                            fields: head.headers.map { ($0.name, $0.value) },
+                                            httpVersion: AsyncHTTPClientTransport.httpVersion(head.version))
             let isSunk: Bool
             do {
                 isSunk = try sink.accept(responseHead)
@@ -105,7 +104,7 @@ extension AsyncHTTPClientTransport {
         func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
             let (head, body) = state.withLockedValue { ($0.head, $0.body) }
             guard let head else { throw URLError(.badServerResponse) }
-            return Response(host: url.host ?? "", status: head.status, version: head.version, headers: head.headers, body: body)
+            return Response(host: URL(string: url)?.host ?? "", status: head.status, version: head.version, headers: head.headers, body: body)
         }
     }
 }

@@ -41,20 +41,20 @@ extension AsyncHTTPClientTransport {
             self.completion = completion
         }
 
-        /// Sends `transportRequest`; follows its answer if it is a redirect the policy takes.
+        /// Sends `transportRequest`, as the scheduler built it: no `URLRequest` is made unless
+        /// the answer is a redirect the policy takes, which it follows.
         func send(_ transportRequest: TransportRequest, redirectsLeft: Int) {
-            let request = transportRequest.urlRequest
             let clientRequest: HTTPClient.Request
-            guard let url = request.url else { return fail(URLError(.badURL)) }
             do {
-                clientRequest = try Self.clientRequest(transportRequest, to: url)
+                clientRequest = try Self.clientRequest(transportRequest)
             } catch {
                 return fail(error)
             }
+            let urlString = transportRequest.urlString
             let accumulator = ResponseAccumulator(request: clientRequest, maxBodySize: policy.maximumResponseSize)
             let task: HTTPClient.Task<HTTPClient.Response>
             if let sink = transportRequest.responseSink {
-                let sinking = SinkingDelegate(sink: sink, url: url, limit: policy.maximumResponseSize,
+                let sinking = SinkingDelegate(sink: sink, url: urlString, limit: policy.maximumResponseSize,
                                               expectedToSend: transportRequest.bodyLength, progress: progress)
                 task = client.execute(request: clientRequest, delegate: sinking, deadline: deadline)
             } else if let progress {
@@ -73,16 +73,18 @@ extension AsyncHTTPClientTransport {
             task.futureResult.whenComplete { [self] result in
                 do {
                     let response = try result.get()
-                    if let next = try Redirect.next(status: Int(response.status.code), location: response.headers.first(name: "Location"),
-                                                    of: request, policy: policy) {
+                    if Redirect.isRedirect(Int(response.status.code)), let next = try Redirect.next(
+                        status: Int(response.status.code), location: response.headers.first(name: "Location"),
+                        of: transportRequest.urlRequest, policy: policy
+                    ) {
                         guard redirectsLeft > 0 else { throw URLError(.httpTooManyRedirects) }
                         // A body file goes again with a redirect that keeps the method (307, 308).
-                        let keepsBody = next.httpMethod == request.httpMethod
+                        let keepsBody = next.httpMethod == transportRequest.method
                         var redirected = TransportRequest(next, bodyFile: keepsBody ? transportRequest.bodyFile : nil)
                         redirected.responseSink = transportRequest.responseSink
                         return send(redirected, redirectsLeft: redirectsLeft - 1)
                     }
-                    completion(.success(Self.transportResponse(response, from: url)))
+                    completion(.success(Self.transportResponse(response, from: urlString)))
                 } catch {
                     fail(error)
                 }
@@ -102,28 +104,34 @@ extension AsyncHTTPClientTransport {
             completion(.failure(AsyncHTTPClientTransport.mapped(error, limit: policy.maximumResponseSize)))
         }
 
-        private static func clientRequest(_ transportRequest: TransportRequest, to url: URL) throws -> HTTPClient.Request {
-            let request = transportRequest.urlRequest
+        /// The client's request, made from the scheduler's parts.
+        private static func clientRequest(_ transportRequest: TransportRequest) throws -> HTTPClient.Request {
             var headers = HTTPHeaders()
-            for (name, value) in request.allHTTPHeaderFields ?? [:] where transportRequest.bodyFile == nil
+            for (name, value) in transportRequest.headerFields where transportRequest.bodyFile == nil
                 || name.lowercased() != "content-length" {
                 headers.add(name: name, value: value)
             }
-            let body = transportRequest.bodyFile.map(AsyncHTTPClientTransport.body(readFrom:)) ?? request.httpBody.map { .bytes($0) }
-            return try HTTPClient.Request(url: url.absoluteString, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"),
+            let body = transportRequest.bodyFile.map(AsyncHTTPClientTransport.body(readFrom:)) ?? transportRequest.body.map { .bytes($0) }
+            return try HTTPClient.Request(url: transportRequest.urlString, method: HTTPMethod(rawValue: transportRequest.method),
                                           headers: headers, body: body)
         }
 
-        /// The response as the scheduler reads one: its head with the fields as URLSession
-        /// gives them (a repeated name's values joined with ", "), and its body.
-        private static func transportResponse(_ response: HTTPClient.Response, from url: URL) -> TransportResponse {
-            var fields: [String: String] = [:]
-            for (name, value) in response.headers {
-                fields[name] = fields[name].map { "\($0), \(value)" } ?? value
-            }
-            let head = ResponseHead(url: url, statusCode: Int(response.status.code), headerFields: fields,
-                                    httpVersion: "HTTP/\(response.version.major).\(response.version.minor)")
+        /// The response as the scheduler reads one: its head with the fields as they came, in
+        /// order (no dictionary is made unless asked for), and its body.
+        private static func transportResponse(_ response: HTTPClient.Response, from url: String) -> TransportResponse {
+            let head = ResponseHead(url: url, statusCode: Int(response.status.code),
+                                    fields: response.headers.map { ($0.name, $0.value) },
+                                    httpVersion: httpVersion(response.version))
             return TransportResponse(data: response.body.map { Data($0.readableBytesView) } ?? Data(), head: head)
+        }
+    }
+
+    /// The version as `HTTPURLResponse` spells it.
+    static func httpVersion(_ version: HTTPVersion) -> String {
+        switch (version.major, version.minor) {
+        case (1, 1): "HTTP/1.1"
+        case (2, 0): "HTTP/2"
+        default: "HTTP/\(version.major).\(version.minor)"
         }
     }
 }

@@ -7,11 +7,16 @@ import NetworkScheduler
 
 /// How a redirect is followed: which request comes next, if any.
 enum Redirect {
+    /// Whether `status` is one a redirect is answered with.
+    static func isRedirect(_ status: Int) -> Bool {
+        [301, 302, 303, 307, 308].contains(status)
+    }
+
     /// The request a redirect asks for, or nil when an answer of `status` with `location` is
     /// the answer (not a redirect, or one the policy does not follow). Throws when its
     /// `Location` is not a URL to follow.
     static func next(status: Int, location: String?, of request: URLRequest, policy: TransportPolicy) throws -> URLRequest? {
-        guard [301, 302, 303, 307, 308].contains(status), let location else {
+        guard isRedirect(status), let location else {
             return nil
         }
         guard let from = request.url, let target = target(of: location, from: from) else {

@@ -139,6 +139,29 @@ struct PreparedRequest: Sendable, Equatable {
         }
     }
 
+    /// Whether it is kept by its parts, as a client built it (not as a `URLRequest`).
+    var isByParts: Bool {
+        if case .parts = form { return true }
+        return false
+    }
+
+    /// Its absolute URL, made on each read.
+    var url: URL? {
+        switch form {
+        case .built(let request): request.url
+        // `Parts.url` came from a valid URL, or was checked to need no escaping.
+        case .parts(let parts): URL(string: parts.url)
+        }
+    }
+
+    /// Its body, if that is in memory.
+    var bodyInMemory: Data? {
+        switch form {
+        case .built(let request): request.httpBody
+        case .parts(let parts): parts.body?.data
+        }
+    }
+
     /// Its absolute URL, as text.
     var urlString: String? {
         switch form {

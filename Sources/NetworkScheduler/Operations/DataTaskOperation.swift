@@ -59,7 +59,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
     }
 
-    /// Built into a `URLRequest` when the operation starts, not while it waits.
+    /// Handed to the transport as it is when the operation starts.
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
     private let policy: TransportPolicy
@@ -67,7 +67,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let adapter: RequestAdapter?
     /// The adapter at work, cancelled with the operation.
     private var adaptation: Task<Void, Never>?
-    private let onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?
+    private let onStart: (@Sendable (_ queuedFor: TimeInterval) -> Void)?
     /// Told how much of the body has gone out, a step at a time (see ``ProgressSteps``).
     private let onProgress: (@Sendable (TransferProgress) -> Void)?
     private let onCompletion: Completion
@@ -97,7 +97,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - policy: the redirects to follow, the response size limit and the priority.
     ///   - adapter: what changes the request as the attempt starts, if anything.
     ///   - onStart: called on the starting thread just before the task is started, with the
-    ///     `URLRequest` it sends and the seconds the operation waited since it was made.
+    ///     seconds the operation waited since it was made.
     ///   - downloadDestination: where the body is saved, if it is a download.
     ///   - stream: where the body goes as it arrives, if it is a stream's.
     ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
@@ -109,7 +109,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
         adapter: RequestAdapter? = nil,
-        onStart: (@Sendable (URLRequest, _ queuedFor: TimeInterval) -> Void)?,
+        onStart: (@Sendable (_ queuedFor: TimeInterval) -> Void)?,
         downloadDestination: URL? = nil,
         stream: (any StreamIntake)? = nil,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
@@ -133,7 +133,9 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             complete(.failure(.cancelled))
             return
         }
-        var request = prepared.urlRequest
+        // The request as the scheduler built it, handed to the transport as it is; a download
+        // or a stream adds its own headers.
+        var request = prepared
         do throws(ServiceError) {
             let staged = try prepared.stagedBody()
             withStateLock { stagedBody = staged }
@@ -156,7 +158,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             return
         }
         let started = DispatchTime.now().uptimeNanoseconds
-        onStart?(request, seconds(from: created, to: started))
+        onStart?(seconds(from: created, to: started))
         withStateLock { task = task.starting(at: started) }
         guard let adapter else {
             send(request)
@@ -164,11 +166,12 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
         let adaptation = Task { [self] in
             do throws(ServiceError) {
-                let adapted = try await adapter.adapted(request)
+                // An adapter changes a `URLRequest`: the one request of this attempt built as one.
+                let adapted = try await adapter.adapted(request.urlRequest)
                 // Cancelled while it adapted: the request is not sent.
                 let isStarting = withStateLock { if case .starting = task { true } else { false } }
                 guard isStarting else { return complete(.failure(.cancelled)) }
-                send(adapted)
+                send(PreparedRequest(adapted))
             } catch {
                 complete(.failure(error))
             }
@@ -182,15 +185,11 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 
     /// Starts the transport's task for `request`, with the body staged for it, if any.
-    private func send(_ request: URLRequest) {
-        var transportRequest = TransportRequest(request)
+    private func send(_ request: PreparedRequest) {
         let (file, sink) = withStateLock { () -> (TransportRequest.BodyFile?, (any ResponseBodySink)?) in
             (stagedBody?.file, download ?? streamSink)
         }
-        if let file {
-            transportRequest.urlRequest.httpBody = nil
-            transportRequest.bodyFile = file
-        }
+        var transportRequest = TransportRequest(request, bodyFile: file)
         transportRequest.responseSink = sink
         let progress: (@Sendable (TransferProgress) -> Void)? = onProgress == nil ? nil : { @Sendable [self] in progressed($0) }
         // Capturing only `self` makes the closure without an allocation of its own.

@@ -3,8 +3,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One attempt's request as a transport sends it: its `URLRequest` (method, URL, headers,
-/// timeout, and its body when the body is in memory), or a body read from a file as it goes out.
+/// One attempt's request as a transport sends it: the request the scheduler built once, read
+/// by its parts (method, URL, headers, timeout, and its body when it is in memory), or as a
+/// `URLRequest` by a transport over URLSession, or a body read from a file as it goes out.
+///
+/// A transport reads what it needs and nothing more: on Linux a `URLRequest` (and the `URL`
+/// in it) costs about ten allocations, which a transport with a request type of its own
+/// (AsyncHTTPClient's) never pays.
 public struct TransportRequest: Sendable {
     /// A body read from a file as it is sent, never whole in memory.
     public struct BodyFile: Sendable, Equatable {
@@ -24,9 +29,10 @@ public struct TransportRequest: Sendable {
         }
     }
 
-    /// The method, URL, headers and timeout, and the body when it is in memory (`httpBody`).
-    public var urlRequest: URLRequest
-    /// The body read from a file as it is sent, if it is one; `urlRequest` then has none.
+    /// The request as the scheduler built it.
+    private(set) var prepared: PreparedRequest
+    /// The body read from a file as it is sent, if it is one; the request then has none in
+    /// memory.
     public var bodyFile: BodyFile?
     /// Where the response's body goes as it arrives, if not into memory: a download's file, or
     /// a stream's reader.
@@ -40,14 +46,54 @@ public struct TransportRequest: Sendable {
     ///   - urlRequest: the method, URL, headers, timeout, and a body in memory.
     ///   - bodyFile: a body streamed from a file instead.
     public init(_ urlRequest: URLRequest, bodyFile: BodyFile? = nil) {
-        self.urlRequest = urlRequest
+        self.init(PreparedRequest(urlRequest), bodyFile: bodyFile)
+    }
+
+    /// The request the scheduler built, with its body file for this attempt, if any.
+    init(_ prepared: PreparedRequest, bodyFile: BodyFile? = nil) {
+        self.prepared = prepared
         self.bodyFile = bodyFile
+    }
+
+    /// The method, such as `"GET"`.
+    public var method: String { prepared.method }
+
+    /// The absolute URL, as text (which `URL(string:)` accepts).
+    public var urlString: String { prepared.urlString ?? "" }
+
+    /// The absolute URL, made on each read.
+    public var url: URL? { prepared.url }
+
+    /// The header fields, each name as the request spells it.
+    public var headerFields: [String: String] { prepared.headerFields }
+
+    /// The value of the header field `name`, whatever its case, or nil.
+    ///
+    /// - Parameter name: the field's name.
+    public func value(forHTTPHeaderField name: String) -> String? { prepared.header(name) }
+
+    /// The body when it is in memory; nil when there is none, or it is in ``bodyFile``.
+    public var body: Data? { bodyFile == nil ? prepared.bodyInMemory : nil }
+
+    /// Seconds an attempt may take, from its start to its end.
+    public var timeoutInterval: TimeInterval { prepared.timeout }
+
+    /// The request as URLSession takes it, built on each read: method, URL, headers, timeout,
+    /// and the body when it is in memory (none when it is in ``bodyFile``). Setting it replaces
+    /// the request.
+    public var urlRequest: URLRequest {
+        get {
+            var request = prepared.urlRequest
+            if bodyFile != nil { request.httpBody = nil }
+            return request
+        }
+        set { prepared = PreparedRequest(newValue) }
     }
 
     /// The bytes of its body, or nil when it has none.
     public var bodyLength: Int64? {
         if let bodyFile { return bodyFile.length }
-        return urlRequest.httpBody.map { Int64($0.count) }
+        return body.map { Int64($0.count) }
     }
 }
 

@@ -62,7 +62,9 @@ public final class RequestHandle: @unchecked Sendable {
     /// The group that lists this caller until it ends; weak, so that releasing a group still
     /// cancels it.
     weak let group: RequestGroup?
-    private let deliver: @Sendable (CallResult) -> RequestHandle.Outcome
+    /// Hands the caller its result and says how it ended; nil when the caller reads the result
+    /// itself (an awaiting task) and reports with ``finish(_:metrics:)``.
+    private let deliver: @Sendable (CallResult, RequestHandle) -> RequestHandle.Outcome?
     /// Where its completion runs; nil to run it on the thread that ends the caller.
     private let callbacks: CallbackQueue?
     private let state: Locked<State>
@@ -125,7 +127,7 @@ public final class RequestHandle: @unchecked Sendable {
         submission: Submission,
         group: RequestGroup?,
         callbacks: CallbackQueue?,
-        deliver: @escaping @Sendable (CallResult) -> RequestHandle.Outcome
+        deliver: @escaping @Sendable (CallResult, RequestHandle) -> RequestHandle.Outcome?
     ) {
         self.id = id
         state = Locked(State(priority: priority))
@@ -329,7 +331,13 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Runs the caller's completion, once it is claimed.
     func deliverNow(_ result: CallResult) {
-        let outcome = deliver(result)
+        guard let outcome = deliver(result, self) else { return }
+        finish(outcome, metrics: result.metrics)
+    }
+
+    /// Ends the caller once its completion has read its result: it leaves its group, its
+    /// dependents and observers are told `outcome`, then its monitors.
+    func finish(_ outcome: RequestHandle.Outcome, metrics: ResponseMetrics) {
         group?.remove(id)
         // The caller is finished only once no observer is left: one that arrives while earlier
         // ones run joins them, instead of running at once on its own thread and overtaking
@@ -351,7 +359,7 @@ public final class RequestHandle: @unchecked Sendable {
             for observer in observers { observer(outcome) }
         }
         // Last, so that a monitor sees a caller end only once its dependents and group know.
-        scheduler.record(outcome, of: self, metrics: result.metrics)
+        scheduler.record(outcome, of: self, metrics: metrics)
     }
 }
 

@@ -53,7 +53,7 @@ extension RequestScheduler {
     private func revalidateInBackground(_ submission: Submission, key: CacheKey) {
         let cache = configuration.cache
         let revalidation = RequestHandle(id: nextID(), priority: .background, scheduler: self,
-                                         submission: submission.caching(.revalidate), group: nil, callbacks: nil) { result in
+                                         submission: submission.caching(.revalidate), group: nil, callbacks: nil) { result, _ in
             cache?.revalidationEnded(key)
             switch result.outcome {
             case .success: return .succeeded

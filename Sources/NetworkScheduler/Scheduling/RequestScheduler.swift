@@ -126,15 +126,20 @@ public final class RequestScheduler: Sendable {
 
     // MARK: - The path of one request
 
-    /// What a caller is handed: its model, or its model with the response. One enum rather
-    /// than a closure adapting one to the other, which would be an allocation per request.
+    /// What a caller is handed: its model, its model with the response, or the call's result
+    /// as it is, for an awaiting task to read. One enum rather than a closure adapting one to
+    /// the other, which would be an allocation per request.
     enum Completion<Model: Sendable>: Sendable {
         case model(@Sendable (Result<Model, ServiceError>) -> Void)
         case reply(@Sendable (Result<Reply<Model>, ServiceError>) -> Void)
+        /// The result unread, with its caller: the awaiting task decodes it on its own thread
+        /// (not the transport's), then ends the caller with ``RequestHandle/finish(_:metrics:)``.
+        case handOver(@Sendable (CallResult, RequestHandle) -> Void)
 
         /// Reads the call's result with the caller's own request (its status codes, its model),
-        /// hands the caller what it asked for, and says how the caller ended.
-        func deliver(_ callResult: CallResult, readingWith request: Endpoint<Model>) -> RequestHandle.Outcome {
+        /// hands the caller what it asked for, and says how the caller ended; nil when the
+        /// caller reads it itself.
+        func deliver(_ callResult: CallResult, to handle: RequestHandle, readingWith request: Endpoint<Model>) -> RequestHandle.Outcome? {
             switch self {
             case .model(let completion):
                 do throws(ServiceError) {
@@ -145,26 +150,29 @@ public final class RequestScheduler: Sendable {
                     return RequestHandle.Outcome(error)
                 }
             case .reply(let completion):
-                return Self.deliverReply(callResult, readingWith: request, to: completion)
+                let (reply, outcome) = Self.reply(of: callResult, readingWith: request)
+                completion(reply)
+                return outcome
+            case .handOver(let completion):
+                completion(callResult, handle)
+                return nil
             }
         }
 
-        /// Apart from `deliver`, whose every call would otherwise look up the generic types of
-        /// this path too (`Reply<Model>` and its `Result`).
+        /// The model with the response, and how its caller ended. Apart from `deliver`, whose
+        /// every call would otherwise look up the generic types of this path too (`Reply<Model>`
+        /// and its `Result`).
         @inline(never)
-        private static func deliverReply(
-            _ callResult: CallResult,
-            readingWith request: Endpoint<Model>,
-            to completion: @Sendable (Result<Reply<Model>, ServiceError>) -> Void
-        ) -> RequestHandle.Outcome {
+        static func reply(
+            of callResult: CallResult,
+            readingWith request: Endpoint<Model>
+        ) -> (Result<Reply<Model>, ServiceError>, RequestHandle.Outcome) {
             do throws(ServiceError) {
                 let model = try model(of: callResult, readingWith: request)
                 let payload = try callResult.outcome.get()
-                completion(.success(Reply(value: model, head: payload.head, metrics: callResult.metrics)))
-                return .succeeded
+                return (.success(Reply(value: model, head: payload.head, metrics: callResult.metrics)), .succeeded)
             } catch {
-                completion(.failure(error))
-                return RequestHandle.Outcome(error)
+                return (.failure(error), RequestHandle.Outcome(error))
             }
         }
 
@@ -205,8 +213,8 @@ public final class RequestScheduler: Sendable {
             submission: request.submission,
             group: group,
             callbacks: callbacks
-        ) { callResult in
-            completion.deliver(callResult, readingWith: request)
+        ) { callResult, handle in
+            completion.deliver(callResult, to: handle, readingWith: request)
         }
     }
 
@@ -465,13 +473,13 @@ public final class RequestScheduler: Sendable {
         }
     }
 
-    /// The operation for one attempt; it builds its `URLRequest` when it starts, on its own
-    /// thread. Its deadline is the machine's, not its own.
+    /// The operation for one attempt, which hands its request to the transport when it starts.
+    /// Its deadline is the machine's, not its own.
     private func makeOperation(_ start: Machine.AttemptStart, callers: [RequestHandle.ID]) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
-        var onStart: (@Sendable (URLRequest, TimeInterval) -> Void)?
+        var onStart: (@Sendable (TimeInterval) -> Void)?
         if !configuration.eventMonitors.isEmpty {
-            onStart = { [self, waitingSince = start.waitingSince, request = start.request] _, _ in
+            onStart = { [self, waitingSince = start.waitingSince, request = start.request] _ in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = clock.uptimeNanoseconds
                 record(.started(Self.eventCall(request, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
