@@ -159,6 +159,32 @@ import NetworkSchedulerTesting
         #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
+    @Test func aDownloadWithoutItsOwnLimitIsNotHeldToTheLimitForBodiesInMemory() async throws {
+        let folder = try Self.folder()
+        defer { Self.cleanUp(folder) }
+        let destination = folder.appendingPathComponent("export.bin")
+        let harness = Harness(reply: { _ in .respond(body: Self.body, headers: ["Content-Length": "\(Self.body.count)"]) },
+                              configure: { $0.maximumResponseSize = 100 })
+
+        let file = try await harness.api.value(for: .download("export", to: destination))
+
+        #expect(Self.body.count > 100)
+        #expect(Self.contents(of: file) == Self.body)
+    }
+
+    @Test func anErrorsBodyBeyondTheLimitForBodiesInMemoryIsStillRefused() async throws {
+        let folder = try Self.folder()
+        defer { Self.cleanUp(folder) }
+        let destination = folder.appendingPathComponent("export.bin")
+        let harness = Harness(reply: { _ in .respond(status: 500, body: Self.body) },
+                              configure: { $0.maximumResponseSize = 100 })
+
+        await #expect(throws: ServiceError.responseTooLarge(limit: 100)) {
+            try await harness.api.value(for: .download("export", to: destination))
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+    }
+
     @Test func anErrorStatusLeavesTheDestinationAsItWasAndCarriesTheServersMessage() async throws {
         let folder = try Self.folder()
         defer { Self.cleanUp(folder) }

@@ -392,7 +392,8 @@ extension Resource where Model == URL {
     ///   - query: query items appended to the URL.
     ///   - headers: headers of this endpoint; they override the client's.
     ///   - destination: the file to write; its folder must exist.
-    ///   - maximumSize: the most bytes to download; nil uses the scheduler's response size limit.
+    ///   - maximumSize: the most bytes to write to the file; nil for no limit (the scheduler's
+    ///     response size limit, meant for bodies in memory, applies only to an error's body).
     ///   - timeout: the most seconds an attempt may go without receiving a byte; nil uses the client's.
     public static func download(
         _ path: String,

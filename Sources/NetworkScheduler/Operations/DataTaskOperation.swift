@@ -78,6 +78,9 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private var stagedBody: RequestBody.Staged?
     /// Where a download's body goes, if it is one: its file for this attempt.
     private let downloadDestination: URL?
+    /// The most bytes a download writes to its file: the app's limit, or none. (A body the
+    /// download declines, an error's, is read into memory under the policy's limit.)
+    private let downloadLimit: Int
     private var download: FileDownload?
     /// Where a stream's body goes, if it is one.
     private let stream: (any StreamIntake)?
@@ -99,6 +102,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - onStart: called on the starting thread just before the task is started, with the
     ///     seconds the operation waited since it was made.
     ///   - downloadDestination: where the body is saved, if it is a download.
+    ///   - downloadLimit: the most bytes a download writes to its file.
     ///   - stream: where the body goes as it arrives, if it is a stream's.
     ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
     ///     `onCompletion`.
@@ -111,11 +115,13 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         adapter: RequestAdapter? = nil,
         onStart: (@Sendable (_ queuedFor: TimeInterval) -> Void)?,
         downloadDestination: URL? = nil,
+        downloadLimit: Int = .max,
         stream: (any StreamIntake)? = nil,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onCompletion: @escaping Completion
     ) {
         self.downloadDestination = downloadDestination
+        self.downloadLimit = downloadLimit
         self.stream = stream
         prepared = request
         self.transport = transport
@@ -141,7 +147,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             withStateLock { stagedBody = staged }
             if let downloadDestination {
                 // Weakly: the operation keeps its download until it completes.
-                let download = try FileDownload(destination: downloadDestination, limit: policy.maximumResponseSize) { [weak self] in
+                let download = try FileDownload(destination: downloadDestination, limit: downloadLimit) { [weak self] in
                     self?.progressed($0)
                 }
                 for (name, value) in download.resumeHeaders() { request.setValue(value, forHTTPHeaderField: name) }

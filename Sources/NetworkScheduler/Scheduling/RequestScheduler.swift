@@ -501,6 +501,8 @@ public final class RequestScheduler: Sendable {
             adapter: start.submission.adapter,
             onStart: onStart,
             downloadDestination: start.submission.downloadDestination,
+            // A body written to disk has no limit by default: only the one its app sets.
+            downloadLimit: start.submission.maximumResponseSize ?? .max,
             stream: start.submission.stream,
             onProgress: onProgress,
             onCompletion: { [self] outcome, _ in
