@@ -1,6 +1,7 @@
 extension RequestScheduler {
     /// Sends an endpoint and returns its model with the response's status, headers and timing.
-    /// Cancelling the calling task cancels this caller only. Apps send through
+    /// Cancelling the calling task cancels this caller only; escalating its priority raises
+    /// the caller's (see ``AwaitingTaskLink/escalate(to:)``). Apps send through
     /// ``APIClient/reply(for:priority:group:after:progress:)``, which documents the parameters.
     func reply<Model>(
         for request: Endpoint<Model>,
@@ -9,25 +10,36 @@ extension RequestScheduler {
         after dependencies: [any RequestDependency] = [],
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(ServiceError) -> Reply<Model> {
-        let slot = CancellationSlot()
-        let (callResult, handle) = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<(CallResult, RequestHandle?), Never>) in
-                // A task cancelled before it asked sends nothing: cancelling a handle once it is
-                // enqueued would race with its operation starting on a queue's thread.
-                guard !slot.isCancelled else {
-                    continuation.resume(returning: (.failure(.cancelled), nil))
-                    return
+        let link = AwaitingTaskLink()
+        let sent: () async -> (CallResult, RequestHandle?) = {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<(CallResult, RequestHandle?), Never>) in
+                    // A task cancelled before it asked sends nothing: cancelling a handle once it
+                    // is enqueued would race with its operation starting on a queue's thread.
+                    guard !link.isCancelled else {
+                        continuation.resume(returning: (.failure(.cancelled), nil))
+                        return
+                    }
+                    // Handed over unread on the thread that ends the caller: the continuation
+                    // itself hops to the awaiting task, which decodes.
+                    let handle = self.enqueue(request, priority: priority, group: group, after: dependencies,
+                                              callbacks: nil, progress: progress,
+                                              completion: .handOver { continuation.resume(returning: ($0, $1)) })
+                    link.attach(handle)
                 }
-                // Handed over unread on the thread that ends the caller: the continuation
-                // itself hops to the awaiting task, which decodes.
-                let handle = enqueue(request, priority: priority, group: group, after: dependencies,
-                                     callbacks: nil, progress: progress,
-                                     completion: .handOver { continuation.resume(returning: ($0, $1)) })
-                slot.attach(handle)
+            } onCancel: {
+                // Runs first, and at once, when the task is already cancelled.
+                link.cancel()
             }
-        } onCancel: {
-            // Runs first, and at once, when the task is already cancelled.
-            slot.cancel()
+        }
+        let (callResult, handle): (CallResult, RequestHandle?)
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            (callResult, handle) = await withTaskPriorityEscalationHandler(operation: sent) { _, escalated in
+                // A task of higher priority awaits this one, or the app raised it.
+                link.escalate(to: escalated)
+            }
+        } else {
+            (callResult, handle) = await sent()
         }
         // Read here, on the awaiting task; the caller ends once it is read.
         let (reply, outcome) = Completion.reply(of: callResult, readingWith: request)

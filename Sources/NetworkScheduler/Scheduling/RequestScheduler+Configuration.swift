@@ -35,7 +35,12 @@ extension RequestScheduler {
         /// not the main queue, which a command-line tool or a server may never drain. They run
         /// in the order their callers end; those that end while earlier ones still wait for the
         /// queue run in the same block as those, rather than one block each.
-        public var callbackQueue: DispatchQueue
+        ///
+        /// nil runs each completion on the thread that ended its caller (the transport's, a
+        /// timer's, or the one that cancelled it), with no hop to a queue: for a server, or any
+        /// code whose completions only hand the model on. Completions may then run at the same
+        /// time, in any order.
+        public var callbackQueue: DispatchQueue?
         /// Observers of every request's events, such as a ``MetricsCollector``.
         public var eventMonitors: [any RequestEvent.Monitor]
         /// When to retry a failed call whose resource sets no policy of its own: by default,
@@ -120,7 +125,8 @@ extension RequestScheduler {
         ///   - transport: what sends requests.
         ///   - hostBudget: the most attempts per host at once; nil for the transport's limit.
         ///   - slotsReservedAboveLowPriority: slots that low and background calls leave free.
-        ///   - callbackQueue: where completion handlers run.
+        ///   - callbackQueue: where completion handlers run; nil for the thread that ends each
+        ///     caller.
         ///   - eventMonitors: observers of every request's events.
         ///   - retryPolicy: when to retry a failed call.
         ///   - connectivityMonitor: tells whether the network is reachable; none by default.
@@ -129,7 +135,7 @@ extension RequestScheduler {
             transport: any HTTPTransport = URLSessionTransport(),
             hostBudget: Int? = nil,
             slotsReservedAboveLowPriority: Int = 1,
-            callbackQueue: DispatchQueue = DispatchQueue(label: "NetworkScheduler.callbacks"),
+            callbackQueue: DispatchQueue? = DispatchQueue(label: "NetworkScheduler.callbacks"),
             eventMonitors: [any RequestEvent.Monitor] = [],
             retryPolicy: RetryPolicy = .default,
             connectivityMonitor: (any ConnectivityMonitor)? = nil,

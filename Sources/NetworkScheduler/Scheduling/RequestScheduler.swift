@@ -22,7 +22,8 @@ import FoundationNetworking
 /// ```
 ///
 /// Completions run on ``Configuration-swift.struct/callbackQueue``, a serial queue of the
-/// scheduler's own unless you pass another; never on the main queue unless you ask for it.
+/// scheduler's own unless you pass another (or none, for the thread that ends each caller);
+/// never on the main queue unless you ask for it.
 public final class RequestScheduler: Sendable {
     /// How this scheduler was set up.
     public let configuration: Configuration
@@ -45,8 +46,9 @@ public final class RequestScheduler: Sendable {
     /// end of a backoff).
     let clock: any SchedulerClock
     private let timer: any SchedulerTimer
-    /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``.
-    let callbacks: CallbackQueue
+    /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``; nil to run each
+    /// on the thread that ends its caller.
+    let callbacks: CallbackQueue?
     /// Shared by every scheduler, so that an ID names one caller in the whole process: a group
     /// or a monitor may see the callers of several schedulers.
     private static let lastID = Locked<UInt64>(0)
@@ -60,7 +62,7 @@ public final class RequestScheduler: Sendable {
         self.configuration = configuration
         clock = configuration.clock
         timer = clock.makeTimer()
-        callbacks = CallbackQueue(configuration.callbackQueue)
+        callbacks = configuration.callbackQueue.map(CallbackQueue.init)
         headersIgnoredByDeduplication = HeaderNames(configuration.headersIgnoredByDeduplication)
         headersIgnoredByTheCache = HeaderNames(configuration.headersIgnoredByDeduplication.union(RequestIdentity.cacheDirectives))
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
