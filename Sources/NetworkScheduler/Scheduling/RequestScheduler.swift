@@ -82,6 +82,8 @@ public final class RequestScheduler: Sendable {
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
                                healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
+                               // The events of starts, retries and promotions name the callers.
+                               namesCallers: !configuration.eventMonitors.isEmpty,
                                jitterSeed: .random(in: .min ... .max))))
         if configuration.cache != nil { (configuration.transport as? URLSessionTransport)?.leaveCachingToTheScheduler() }
         attempts.name = "NetworkScheduler attempts"
@@ -362,14 +364,6 @@ public final class RequestScheduler: Sendable {
         }
     }
 
-    /// What an event leaves the scheduler to do with operations, found under the lock.
-    private struct OperationEffects {
-        var cancels = SmallBatch<DataTaskOperation>()
-        var reprioritized = SmallBatch<(DataTaskOperation, RequestPriority)>()
-        /// For the events that name a call's callers, read under the lock when a monitor listens.
-        var callers: [CallID: [RequestHandle.ID]] = [:]
-    }
-
     /// Feeds an event to the machine under the lock, and there records the attempts it started
     /// and finds the operations of those it cancelled or re-ranked (an operation being made
     /// when it is cancelled runs cancelled); then, unlocked, does what the machine decided:
@@ -381,7 +375,6 @@ public final class RequestScheduler: Sendable {
         announcing announce: (Result) -> Void = { _ in },
         _ event: (inout Machine) -> (Result, Machine.Actions)
     ) -> Result {
-        let isMonitored = !configuration.eventMonitors.isEmpty
         let (result, actions, effects, drained) = state.withLock { core in
             if let attempt { core.operations.ended(attempt) }
             let (result, actions) = event(&core.machine)
@@ -400,13 +393,6 @@ public final class RequestScheduler: Sendable {
                 }
             }
             if let uptime = locked.armTimer { timer.arm(at: uptime) }
-            if isMonitored {
-                for start in locked.starts { effects.callers[start.id.call] = core.machine.callerIDs(of: start.id.call) }
-                for retry in actions.unlocked.retries { effects.callers[retry.call] = core.machine.callerIDs(of: retry.call) }
-                for promotion in actions.unlocked.promotions {
-                    effects.callers[promotion.call] = core.machine.callerIDs(of: promotion.call)
-                }
-            }
             return (result, actions, effects, core.idleDrainWaiters())
         }
         for waiter in drained { waiter.resume() }
@@ -421,97 +407,6 @@ public final class RequestScheduler: Sendable {
         feed(ending: attempt) { machine in ((), event(&machine)) }
     }
 
-    /// What the machine left for after the lock: the operations found under it, the
-    /// attempts it started, then the rest, in ``SchedulerMachine/Actions/Unlocked``'s order.
-    private func perform(_ actions: Machine.Actions, _ effects: OperationEffects) {
-        for operation in effects.cancels { operation.cancel() }
-        for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
-        if actions.locked.starts.count > 0 { run(actions.locked.starts, callers: effects.callers) }
-        let unlocked = actions.unlocked
-        for step in unlocked.progress { step.caller.progressed(step.progress) }
-        if !unlocked.cancelled.isEmpty {
-            RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
-        }
-        if unlocked.deliveries.count > 0 {
-            RequestHandle.complete(unlocked.deliveries)
-        }
-        for retry in unlocked.retries {
-            record(.retried(Self.eventCall(retry.request, callers: effects.callers[retry.call] ?? []), attempt: retry.attempt,
-                            after: retry.delay, cause: Self.cause(of: retry.outcome)))
-        }
-        for refresh in unlocked.refreshes { refreshToken(refresh) }
-        for expiry in unlocked.expiries { judge(expiry) }
-        for promotion in unlocked.promotions {
-            record(.promoted(Self.eventCall(promotion.request, callers: effects.callers[promotion.call] ?? []),
-                             from: promotion.from, to: promotion.to))
-        }
-        for kept in unlocked.kept {
-            record(.outcomeKept(Self.eventCall(kept.request, callers: []), kept.outcome.map(\.statusCode)))
-        }
-        if unlocked.healthChanges.count > 0 {
-            let now = clock.uptimeNanoseconds
-            for change in unlocked.healthChanges {
-                record(.hostHealthChanged(host: change.host, health(change.availability, now: now)))
-            }
-        }
-    }
-
-    /// Makes the operations of attempts the machine started, outside the lock, stores them
-    /// in one pass under it (taking any cancellation or priority decided meanwhile), and runs
-    /// them.
-    private func run(_ starts: SmallBatch<Machine.AttemptStart>, callers: [CallID: [RequestHandle.ID]]) {
-        var made = SmallBatch<(AttemptID, DataTaskOperation)>()
-        for start in starts { made.append((start.id, makeOperation(start, callers: callers[start.id.call] ?? []))) }
-        let (fates, drained) = state.withLock { core in
-            var fates = SmallBatch<(isCancelled: Bool, newPriority: RequestPriority?)>()
-            for (attempt, operation) in made { fates.append(core.operations.store(operation, for: attempt)) }
-            return (fates, core.idleDrainWaiters())
-        }
-        for waiter in drained { waiter.resume() }
-        for ((_, operation), fate) in zip(made, fates) {
-            if fate.isCancelled { operation.cancel() }
-            if let priority = fate.newPriority { operation.reprioritize(to: priority) }
-            attempts.addOperation(operation)
-        }
-    }
-
-    /// The operation for one attempt, which hands its request to the transport when it starts.
-    /// Its deadline is the machine's, not its own.
-    private func makeOperation(_ start: Machine.AttemptStart, callers: [RequestHandle.ID]) -> DataTaskOperation {
-        // Made only when a monitor listens: it would be an allocation per attempt for nothing.
-        var onStart: (@Sendable (TimeInterval) -> Void)?
-        if !configuration.eventMonitors.isEmpty {
-            onStart = { [self, waitingSince = start.waitingSince, request = start.request] _ in
-                // Since the call entered its waiting line, not since this operation was made.
-                let now = clock.uptimeNanoseconds
-                record(.started(Self.eventCall(request, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
-            }
-        }
-        // Only for a request with a body: the others would make a closure for nothing.
-        var onProgress: (@Sendable (TransferProgress) -> Void)?
-        if start.request.hasBody || start.submission.downloadDestination != nil || start.submission.opensStream {
-            onProgress = { [self] progress in attemptProgressed(start, progress) }
-        }
-        // For the age of an answer the cache keeps (RFC 9111 §4.2.3).
-        let requested = start.request.cache != nil ? clock.now : nil
-        var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
-        policy.priority = start.priority
-        return DataTaskOperation(
-            request: start.request,
-            transport: configuration.transport,
-            policy: policy,
-            adapter: start.submission.adapter,
-            onStart: onStart,
-            downloadDestination: start.submission.downloadDestination,
-            // A body written to disk has no limit by default: only the one its app sets.
-            downloadLimit: start.submission.maximumResponseSize ?? .max,
-            stream: start.submission.stream,
-            onProgress: onProgress,
-            onCompletion: { [self] outcome, _ in
-                attemptEnded(start, with: outcome, requested: requested)
-            }
-        )
-    }
 
     /// Ends callers with `.cancelled`, in one pass under the lock; each call goes on while
     /// other callers want it.
@@ -579,7 +474,7 @@ public final class RequestScheduler: Sendable {
         return state.withLock { core in core.machine.hostIndices[name].map { core.machine.budgets(ofHost: $0).all } ?? hostBudget }
     }
 
-    private func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
+    func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {
         switch availability {
         case .available: .available
         case .paused(let until, let reason):
@@ -647,6 +542,11 @@ public final class RequestScheduler: Sendable {
     }
 
     /// A call as its events name it.
+    /// The IDs of `handles`, in the order their callers were sent.
+    static func ids(of handles: [RequestHandle]) -> [RequestHandle.ID] {
+        handles.map(\.id).sorted { $0.value < $1.value }
+    }
+
     static func eventCall(_ request: PreparedRequest, callers: [RequestHandle.ID]) -> RequestEvent.Call {
         RequestEvent.Call(callers: callers, method: request.method, url: RequestEvent.loggable(request.urlRequest.url))
     }
@@ -657,12 +557,5 @@ public final class RequestScheduler: Sendable {
         guard !monitors.isEmpty else { return }
         let event = event()
         for monitor in monitors { monitor.record(event) }
-    }
-}
-
-extension SchedulerMachine where CallerHandle == RequestHandle {
-    /// The IDs of a call's callers, in the order they were sent, for its events.
-    func callerIDs(of call: CallID) -> [RequestHandle.ID] {
-        calls[call.slot].callers.map { callers[$0.slot].handle.id }.sorted { $0.value < $1.value }
     }
 }

@@ -15,6 +15,8 @@ extension SchedulerMachine {
         /// Its number for the retry policy: 1 for the first try (a replay with a new token
         /// keeps its number).
         let attemptNumber: Int
+        /// Its call's callers (in no set order), when the machine names them; else none.
+        var callers: [CallerHandle] = []
     }
 
     /// An attempt the machine ended at its deadline: its call waits for the verdict on that
@@ -42,13 +44,15 @@ extension SchedulerMachine {
     }
 
     /// A call that will be tried again, for the event monitors.
-    struct Retry: Equatable {
+    struct Retry {
         let call: CallID
         let request: PreparedRequest
         let attempt: Int
         let delay: Seconds
         /// What the attempt before it ended with.
         let outcome: Result<TransportResponse, ServiceError>
+        /// Its call's callers, when the machine names them; else none.
+        var callers: [CallerHandle] = []
     }
 
     /// A running attempt whose call's priority changed, with the new one, for its task.
@@ -71,11 +75,13 @@ extension SchedulerMachine {
 
     /// A call promoted after waiting too long, for the monitors: its request, and the rank it
     /// rose from and to.
-    struct Promotion: Equatable {
+    struct Promotion {
         let call: CallID
         let request: PreparedRequest
         let from: RequestPriority
         let to: RequestPriority
+        /// Its call's callers, when the machine names them; else none.
+        var callers: [CallerHandle] = []
     }
 
     /// A keyed call that ran on after its callers left, with its outcome, which is kept for
@@ -134,16 +140,29 @@ extension SchedulerMachine {
     }
 }
 
-extension SchedulerMachine.AttemptStart: Equatable {}
+extension SchedulerMachine {
+    /// The callers of `call`, for an action that names them, when the machine names them.
+    func namedCallers(of call: CallID) -> [CallerHandle] {
+        guard namesCallers else { return [] }
+        return calls[call.slot].callers.map { callers[$0.slot].handle }
+    }
+}
+
+extension SchedulerMachine.AttemptStart: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.Retry: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.Promotion: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Expiry: Equatable {}
 extension SchedulerMachine.TokenRefresh: Equatable {}
 extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.ProgressStep: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Actions.Locked: Equatable {}
+extension SchedulerMachine.Actions.Locked: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.AttemptStart: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Retry: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Promotion: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.ProgressStep: Sendable where CallerHandle: Sendable {}

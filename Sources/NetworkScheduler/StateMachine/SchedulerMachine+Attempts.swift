@@ -117,7 +117,8 @@ extension SchedulerMachine {
         call.promotions += 1
         call.rankSince = now
         line(callID, now: now, into: &actions)
-        actions.unlocked.promotions.append(Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from))
+        actions.unlocked.promotions.append(Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from,
+                                                             callers: namedCallers(of: callID)))
     }
 
     /// A token refresh for `callID` ended: its request, rebuilt with the new token, is sent
@@ -193,12 +194,14 @@ extension SchedulerMachine {
             call.replayedWithNewToken = true
             actions.unlocked.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
                                                   idempotencyKey: call.idempotencyKey, patience: call.request.timeout))
-            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome))
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
+                                                   callers: namedCallers(of: callID)))
             return
         }
         if isOffline, verdict.kind == .unreachable {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
-            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome))
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
+                                                   callers: namedCallers(of: callID)))
             line(callID, now: now, into: &actions)
             return
         }
@@ -209,7 +212,8 @@ extension SchedulerMachine {
             case .backoff: retry.delay(jitter: Double.random(in: 0...1, using: &jitter))
             }
             call.attemptNumber += 1
-            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome))
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome,
+                                                   callers: namedCallers(of: callID)))
             if delay > 0 {
                 setTimer(.call(callID), at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {

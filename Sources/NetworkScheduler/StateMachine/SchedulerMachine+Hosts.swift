@@ -152,7 +152,7 @@ extension SchedulerMachine {
         setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
-                            rank: rank, attemptNumber: calls[callID.slot].attemptNumber)
+                            rank: rank, attemptNumber: calls[callID.slot].attemptNumber, callers: namedCallers(of: callID))
     }
 
     /// A call that freed a slot on its host succeeded: if that releases a dependent of one of

@@ -100,6 +100,9 @@ struct SchedulerMachine<CallerHandle> {
     let keptOutcomeWindow: UInt64
     /// When a host is paused.
     let healthPolicy: HostHealth.Policy
+    /// Whether the actions that start, retry or promote a call name its callers, for the
+    /// monitors of their events: off, no list is made for each of them.
+    let namesCallers: Bool
     /// Rate limits by host name (`api.example.com`), lowercased.
     let rateLimits: [String: HostHealth.RateLimit]
 
@@ -139,6 +142,7 @@ struct SchedulerMachine<CallerHandle> {
         keptOutcomeWindow: Seconds = 10,
         healthPolicy: HostHealth.Policy = .never,
         rateLimits: [String: HostHealth.RateLimit] = [:],
+        namesCallers: Bool = false,
         jitterSeed: UInt64
     ) {
         precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
@@ -155,6 +159,7 @@ struct SchedulerMachine<CallerHandle> {
         self.healthPolicy = healthPolicy
         self.rateLimits = Dictionary(rateLimits.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         jitter = SplitMix64(seed: jitterSeed)
+        self.namesCallers = namesCallers
     }
 
     // MARK: - What it holds

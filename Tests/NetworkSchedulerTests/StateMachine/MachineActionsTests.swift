@@ -50,6 +50,27 @@ import Testing
         #expect(actions == expected)
     }
 
+    @Test func aMachineThatNamesCallersPutsThemInEveryActionThatStartsOrRetriesTheirCall() throws {
+        var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, namesCallers: true, jitterSeed: 1)
+        let (blocker, blockerSubmission, blockerKey) = Self.request("/blocker")
+        let (_, blocking, _) = machine.submit("blocker", priority: .normal, request: blocker, submission: blockerSubmission,
+                                              key: blockerKey, now: now)
+        let (request, submission, key) = Self.request("/users/1")
+        let (_, attachment, _) = machine.submit("a", priority: .normal, request: request, submission: submission, key: key, now: now)
+        _ = machine.submit("b", priority: .normal, request: request, submission: submission, key: key, now: now)
+        guard case .created(let call) = attachment, case .created(let blockerCall) = blocking else {
+            throw Failure("expected new calls, got \(attachment) and \(blocking)")
+        }
+
+        let freed = machine.attemptEnded(AttemptID(call: blockerCall, serial: 1), with: .success(Self.ok()),
+                                         verdict: AttemptVerdict(kind: .succeeded, retry: nil), now: now)
+        #expect(freed.locked.starts.map { $0.callers.sorted() } == [["a", "b"]], "what the start's event names, with the start")
+
+        let retried = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .success(Self.ok(503)),
+                                           verdict: AttemptVerdict(kind: .throttled(retryAfter: 3), retry: .after(3)), now: now)
+        #expect(retried.unlocked.retries.map { $0.callers.sorted() } == [["a", "b"]])
+    }
+
     @Test mutating func anIdenticalCallerJoinsAndNothingHappens() {
         let (_, first, _, _, _) = submit("a", "/users/1")
         let (_, second, actions, _, _) = submit("b", "/users/1")

@@ -1,0 +1,108 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The scheduler's executor: what the machine decided, performed after its lock is released.
+// Each action carries what performing it needs (an attempt its request, submission and
+// callers), so nothing here asks the machine again.
+extension RequestScheduler {
+    /// What an event leaves the scheduler to do with operations, found under the lock.
+    struct OperationEffects {
+        var cancels = SmallBatch<DataTaskOperation>()
+        var reprioritized = SmallBatch<(DataTaskOperation, RequestPriority)>()
+    }
+
+    /// What the machine left for after the lock: the operations found under it, the
+    /// attempts it started, then the rest, in ``SchedulerMachine/Actions/Unlocked``'s order.
+    func perform(_ actions: Machine.Actions, _ effects: OperationEffects) {
+        for operation in effects.cancels { operation.cancel() }
+        for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
+        if actions.locked.starts.count > 0 { run(actions.locked.starts) }
+        let unlocked = actions.unlocked
+        for step in unlocked.progress { step.caller.progressed(step.progress) }
+        if !unlocked.cancelled.isEmpty {
+            RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
+        }
+        if unlocked.deliveries.count > 0 {
+            RequestHandle.complete(unlocked.deliveries)
+        }
+        for retry in unlocked.retries {
+            record(.retried(Self.eventCall(retry.request, callers: Self.ids(of: retry.callers)), attempt: retry.attempt,
+                            after: retry.delay, cause: Self.cause(of: retry.outcome)))
+        }
+        for refresh in unlocked.refreshes { refreshToken(refresh) }
+        for expiry in unlocked.expiries { judge(expiry) }
+        for promotion in unlocked.promotions {
+            record(.promoted(Self.eventCall(promotion.request, callers: Self.ids(of: promotion.callers)),
+                             from: promotion.from, to: promotion.to))
+        }
+        for kept in unlocked.kept {
+            record(.outcomeKept(Self.eventCall(kept.request, callers: []), kept.outcome.map(\.statusCode)))
+        }
+        if unlocked.healthChanges.count > 0 {
+            let now = clock.uptimeNanoseconds
+            for change in unlocked.healthChanges {
+                record(.hostHealthChanged(host: change.host, health(change.availability, now: now)))
+            }
+        }
+    }
+
+    /// Makes the operations of attempts the machine started, outside the lock, stores them
+    /// in one pass under it (taking any cancellation or priority decided meanwhile), and runs
+    /// them.
+    private func run(_ starts: SmallBatch<Machine.AttemptStart>) {
+        var made = SmallBatch<(AttemptID, DataTaskOperation)>()
+        for start in starts { made.append((start.id, makeOperation(start))) }
+        let (fates, drained) = state.withLock { core in
+            var fates = SmallBatch<(isCancelled: Bool, newPriority: RequestPriority?)>()
+            for (attempt, operation) in made { fates.append(core.operations.store(operation, for: attempt)) }
+            return (fates, core.idleDrainWaiters())
+        }
+        for waiter in drained { waiter.resume() }
+        for ((_, operation), fate) in zip(made, fates) {
+            if fate.isCancelled { operation.cancel() }
+            if let priority = fate.newPriority { operation.reprioritize(to: priority) }
+            attempts.addOperation(operation)
+        }
+    }
+
+    /// The operation for one attempt, which hands its request to the transport when it starts.
+    /// Its deadline is the machine's, not its own.
+    private func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
+        // Made only when a monitor listens: it would be an allocation per attempt for nothing.
+        var onStart: (@Sendable (TimeInterval) -> Void)?
+        if !configuration.eventMonitors.isEmpty {
+            onStart = { [self, waitingSince = start.waitingSince, request = start.request, callers = Self.ids(of: start.callers)] _ in
+                // Since the call entered its waiting line, not since this operation was made.
+                let now = clock.uptimeNanoseconds
+                record(.started(Self.eventCall(request, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
+            }
+        }
+        // Only for a request with a body: the others would make a closure for nothing.
+        var onProgress: (@Sendable (TransferProgress) -> Void)?
+        if start.request.hasBody || start.submission.downloadDestination != nil || start.submission.opensStream {
+            onProgress = { [self] progress in attemptProgressed(start, progress) }
+        }
+        // For the age of an answer the cache keeps (RFC 9111 §4.2.3).
+        let requested = start.request.cache != nil ? clock.now : nil
+        var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
+        policy.priority = start.priority
+        return DataTaskOperation(
+            request: start.request,
+            transport: configuration.transport,
+            policy: policy,
+            adapter: start.submission.adapter,
+            onStart: onStart,
+            downloadDestination: start.submission.downloadDestination,
+            // A body written to disk has no limit by default: only the one its app sets.
+            downloadLimit: start.submission.maximumResponseSize ?? .max,
+            stream: start.submission.stream,
+            onProgress: onProgress,
+            onCompletion: { [self] outcome, _ in
+                attemptEnded(start, with: outcome, requested: requested)
+            }
+        )
+    }
+}
