@@ -51,11 +51,23 @@ import Testing
             #expect(await limited.ended.wait(for: 1) == 1)
             #expect(limited.result(of: 0)?.failure?.statusCode == 429)
             let ledger = Ledger<User>(callers: 2)
-            guard case .paused(let until, reason: .askedToWait) = fixture.api.scheduler.health(of: fixture.server.baseURL) else {
-                Issue.record("the host was not paused")
+            // The pause as the monitor heard of it; then the host reports it for as long as it
+            // lasts (a machine loaded by the other suites may reach here after it ended: under
+            // the thread sanitizer, more than 3 s after the 429).
+            #expect(await story.changes.wait(for: 1) >= 1)
+            guard let until = story.pauseEnds.withLockedValue({ $0.first }) else {
+                Issue.record("the host was not paused: \(story.lines.withLockedValue { $0 })")
                 return
             }
-            #expect(until > Date())
+            let health = fixture.api.scheduler.health(of: fixture.server.baseURL)
+            if Date() < until.addingTimeInterval(-0.1) {
+                guard case .paused(let reported, reason: .askedToWait) = health else {
+                    Issue.record("the host was not paused while its pause lasted: \(health)")
+                    return
+                }
+                // Both dates are made from the scheduler's uptime, each when it was asked for.
+                #expect(abs(reported.timeIntervalSince(until)) < 0.05)
+            }
 
             // Sent while the host is paused: neither starts before the probe is let through.
             fixture.api.client.send(.user(1)) { ledger.record(0, $0) }
@@ -90,13 +102,14 @@ import Testing
             #expect(fixture.server.arrivals.count(.user) == 6)
             // After a burst of two, one token every 50 ms: the sixth starts 200 ms after the first at the
             // earliest. Each start is stamped when its operation runs, after the scheduler's decision:
-            // the first may be stamped late under load, so 25 ms of slack (without a limit, all six
-            // start within a few milliseconds).
+            // the first may be stamped late under load (38 ms late once, under the thread sanitizer
+            // with every suite running), so 50 ms of slack. Without a limit, all six start within a
+            // few milliseconds, and the fourth to sixth fail this.
             let starts = story.starts.withLockedValue { $0 }
             #expect(starts.count == 6)
             for (index, start) in starts.enumerated() where index >= limit.burst {
                 let earliest = Double(index - limit.burst + 1) / limit.requestsPerSecond
-                #expect(Double(start - starts[0]) / 1_000_000_000 >= earliest - 0.025, "start \(index)")
+                #expect(Double(start - starts[0]) / 1_000_000_000 >= earliest - 0.05, "start \(index)")
             }
         }
     }
