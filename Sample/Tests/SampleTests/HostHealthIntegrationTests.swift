@@ -126,11 +126,22 @@ import Testing
             for index in 0..<3 { fixture.api.client.send(.feed(page: index + 1)) { failing.record(index, $0) } }
             #expect(await failing.ended.wait(for: 3) == 3)
             #expect(failing.results.allSatisfy { $0.failure?.statusCode == 503 })
-            guard case .paused(let until, reason: .serverErrors) = fixture.api.scheduler.health(of: fixture.server.baseURL) else {
-                Issue.record("the host was not paused for its server errors: \(fixture.api.scheduler.health(of: fixture.server.baseURL))")
+            // The pause as the monitor heard of it; then the host reports it for as long as it
+            // lasts (under the thread sanitizer, with every suite running, the test has reached
+            // here after the 3 s had passed).
+            #expect(await story.changes.wait(for: 1) >= 1)
+            guard let until = story.pauseEnds.withLockedValue({ $0.first }) else {
+                Issue.record("the host was not paused for its server errors: \(story.lines.withLockedValue { $0 })")
                 return
             }
-            #expect(until > Date())
+            let reportedHealth = fixture.api.scheduler.health(of: fixture.server.baseURL)
+            if Date() < until.addingTimeInterval(-0.1) {
+                guard case .paused(let reported, reason: .serverErrors) = reportedHealth else {
+                    Issue.record("the host was not paused for its server errors while the pause lasted: \(reportedHealth)")
+                    return
+                }
+                #expect(abs(reported.timeIntervalSince(until)) < 0.05)
+            }
 
             // Sent while the circuit is open: they wait for the probe, which the server answers.
             let ledger = Ledger<FeedPage>(callers: 2)
