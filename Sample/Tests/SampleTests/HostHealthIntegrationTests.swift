@@ -39,6 +39,28 @@ import Testing
         }
     }
 
+    /// Whether the monitor heard the host paused for `reason`; while that pause lasts, the host
+    /// reports it too. A machine loaded by the other suites may get here after the pause ended
+    /// (under the thread sanitizer, more than 3 s after the answer that paused it), so the
+    /// pause is read from the event. Records an issue and returns false when it was not heard.
+    private static func heardPaused(_ story: HostStory, for reason: HostHealth.PauseReason,
+                                    health: () -> HostHealth) async -> Bool {
+        #expect(await story.changes.wait(for: 1) >= 1)
+        guard let until = story.pauseEnds.withLockedValue({ $0.first }) else {
+            Issue.record("the host was not paused (\(reason)): \(story.lines.withLockedValue { $0 })")
+            return false
+        }
+        let reported = health()
+        guard Date() < until.addingTimeInterval(-0.1) else { return true }
+        guard case .paused(let reportedUntil, reason: reason) = reported else {
+            Issue.record("the host was not paused (\(reason)) while its pause lasted: \(reported)")
+            return false
+        }
+        // Both dates are made from the scheduler's uptime, each when it was asked for.
+        #expect(abs(reportedUntil.timeIntervalSince(until)) < 0.05)
+        return true
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aRetryAfterPausesTheHostForEveryRequestThenAProbeOpensIt(over transport: TransportKind) async throws {
         let story = HostStory()
@@ -51,22 +73,8 @@ import Testing
             #expect(await limited.ended.wait(for: 1) == 1)
             #expect(limited.result(of: 0)?.failure?.statusCode == 429)
             let ledger = Ledger<User>(callers: 2)
-            // The pause as the monitor heard of it; then the host reports it for as long as it
-            // lasts (a machine loaded by the other suites may reach here after it ended: under
-            // the thread sanitizer, more than 3 s after the 429).
-            #expect(await story.changes.wait(for: 1) >= 1)
-            guard let until = story.pauseEnds.withLockedValue({ $0.first }) else {
-                Issue.record("the host was not paused: \(story.lines.withLockedValue { $0 })")
+            guard await Self.heardPaused(story, for: .askedToWait, health: { fixture.api.scheduler.health(of: fixture.server.baseURL) }) else {
                 return
-            }
-            let health = fixture.api.scheduler.health(of: fixture.server.baseURL)
-            if Date() < until.addingTimeInterval(-0.1) {
-                guard case .paused(let reported, reason: .askedToWait) = health else {
-                    Issue.record("the host was not paused while its pause lasted: \(health)")
-                    return
-                }
-                // Both dates are made from the scheduler's uptime, each when it was asked for.
-                #expect(abs(reported.timeIntervalSince(until)) < 0.05)
             }
 
             // Sent while the host is paused: neither starts before the probe is let through.
@@ -128,21 +136,8 @@ import Testing
             for index in 0..<3 { fixture.api.client.send(.feed(page: index + 1)) { failing.record(index, $0) } }
             #expect(await failing.ended.wait(for: 3) == 3)
             #expect(failing.results.allSatisfy { $0.failure?.statusCode == 503 })
-            // The pause as the monitor heard of it; then the host reports it for as long as it
-            // lasts (under the thread sanitizer, with every suite running, the test has reached
-            // here after the 3 s had passed).
-            #expect(await story.changes.wait(for: 1) >= 1)
-            guard let until = story.pauseEnds.withLockedValue({ $0.first }) else {
-                Issue.record("the host was not paused for its server errors: \(story.lines.withLockedValue { $0 })")
+            guard await Self.heardPaused(story, for: .serverErrors, health: { fixture.api.scheduler.health(of: fixture.server.baseURL) }) else {
                 return
-            }
-            let reportedHealth = fixture.api.scheduler.health(of: fixture.server.baseURL)
-            if Date() < until.addingTimeInterval(-0.1) {
-                guard case .paused(let reported, reason: .serverErrors) = reportedHealth else {
-                    Issue.record("the host was not paused for its server errors while the pause lasted: \(reportedHealth)")
-                    return
-                }
-                #expect(abs(reported.timeIntervalSince(until)) < 0.05)
             }
 
             // Sent while the circuit is open: they wait for the probe, which the server answers.
