@@ -85,6 +85,9 @@ import Testing
 
             // Events are told after the scheduler's lock is released, so a start and a change of
             // health decided in one event may be told in either order: compare times instead.
+            // Each is told after its own turn of the lock, maybe after the callers' completions:
+            // wait for the three (paused, probing, available) before reading them.
+            #expect(await story.changes.wait(for: 3) >= 3)
             let lines = story.lines.withLockedValue { $0 }.filter { !$0.hasPrefix("started /login") }
             #expect(Array(lines.prefix(2)) == ["started /feed", "paused"])
             // Changes of different events may be told in any order (each after its own lock); the
@@ -147,6 +150,7 @@ import Testing
             #expect(ledger.results.allSatisfy { (try? $0.get()) != nil })
             #expect(fixture.server.arrivals.count(.feed) == 5)
             // Changes of different events may be told in any order (each after its own lock).
+            #expect(await story.changes.wait(for: 3) >= 3)
             let health = story.lines.withLockedValue { $0 }.filter { !$0.hasPrefix("started") }
             #expect(health.sorted() == ["available", "paused", "probing"])
             #expect(fixture.api.scheduler.health(of: fixture.server.baseURL) == .available)
