@@ -6,7 +6,7 @@ import Testing
     @Test func cancellingOneCallerEndsItAtOnceWhileTheOtherKeepsTheCall() async throws {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         let leaving = harness.scheduler.send(request, completion: outcomes.completion("leaving"))
         harness.scheduler.send(request, completion: outcomes.completion("staying"))
         await harness.transport.arrivals.wait(for: 1)
@@ -25,7 +25,7 @@ import Testing
     @Test func cancellingTheLastCallerCancelsTheDataTask() async {
         let harness = Harness { _ in .hold }
         let outcomes = Outcomes<User>()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         let first = harness.scheduler.send(request, completion: outcomes.completion("first"))
         let second = harness.scheduler.send(request, completion: outcomes.completion("second"))
         await harness.transport.arrivals.wait(for: 1)
@@ -60,7 +60,7 @@ import Testing
 
     @Test func cancellingTheSwiftTaskCancelsThatCallerOnly() async throws {
         let harness = Harness { _ in .hold }
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         let staying = Outcomes<User>()
         harness.scheduler.send(request, completion: staying.completion("staying"))
         let task = Task { try await harness.scheduler.value(for: request) }
@@ -76,14 +76,14 @@ import Testing
 
     @Test func aTaskCancelledBeforeSendingNeverTouchesTheNetwork() async {
         let harness = Harness()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await harness.scheduler.value(for: request)
         }
         await #expect(throws: ServiceError.cancelled) { try await task.value }
         // One more request through the same queue shows the cancelled one was skipped.
-        _ = try? await harness.scheduler.value(for: harness.api.endpoint(Resource<User>(path: "after")))
+        _ = try? await harness.scheduler.value(for: harness.api.resolve(Resource<User>(path: "after")))
         #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/after"])
     }
 
@@ -91,7 +91,7 @@ import Testing
         // Before, an already cancelled task's request was enqueued and then cancelled, and its
         // operation could start on a queue's thread in between (1 to 8 times in 400 against a real server).
         let harness = Harness()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         await withTaskGroup(of: ServiceError?.self) { group in
             for _ in 0..<5_000 {
                 group.addTask {

@@ -7,7 +7,7 @@ import NetworkSchedulerTesting
     @Test func joiningCallerGetsSharedResultWithoutSecondNetworkCall() async throws {
         let harness = Harness { _ in .hold }
         let results = EventLog<Result<Reply<User>, ServiceError>>()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
 
         harness.scheduler.sendForReply(request) { results.append($0) }
         await harness.transport.arrivals.wait(for: 1)
@@ -240,7 +240,7 @@ import NetworkSchedulerTesting
 
     @Test func requestsThatDoNotOverlapInTimeMakeTheirOwnCalls() async throws {
         let harness = Harness()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         let first = try await harness.scheduler.reply(for: request)
         let second = try await harness.scheduler.reply(for: request)
 

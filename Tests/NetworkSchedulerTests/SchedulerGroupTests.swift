@@ -54,7 +54,7 @@ import NetworkSchedulerTesting
         let outcomes = Outcomes<User>()
         let friendsScreen = RequestGroup()
         let profileScreen = RequestGroup()
-        let request = harness.api.endpoint(Resource<User>(path: "users/1"))
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
         harness.scheduler.send(request, group: friendsScreen, completion: outcomes.completion("friends"))
         harness.scheduler.send(request, group: profileScreen, completion: outcomes.completion("profile"))
         await harness.transport.arrivals.wait(for: 1)

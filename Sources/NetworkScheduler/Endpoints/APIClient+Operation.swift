@@ -41,7 +41,7 @@ extension APIClient {
         after dependencies: [any RequestDependency] = [],
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> Operation {
-        let handle = scheduler.makeHandle(endpoint(resource), priority: priority, group: group,
+        let handle = scheduler.makeHandle(resolve(resource), priority: priority, group: group,
                                           callbacks: scheduler.callbacks, completion: .model(completion))
         return RequestOperation(handle: handle, after: dependencies)
     }

@@ -23,7 +23,7 @@ extension APIClient {
     ) -> ResponseStream<Element> {
         let channel = StreamChannel(decoder: resource.makeDecoder(), limit: resource.bufferSize,
                                     reconnection: resource.reconnection)
-        let handle = scheduler.enqueue(endpoint(resource.request, stream: channel), priority: priority, group: group,
+        let handle = scheduler.enqueue(resolve(resource.request, stream: channel), priority: priority, group: group,
                                        after: dependencies, callbacks: nil, progress: nil,
                                        // Delivered inline: ending the stream runs no code of the app's.
                                        completion: .model { [channel] result in channel.finish(result) })

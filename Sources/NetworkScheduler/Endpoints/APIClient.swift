@@ -79,8 +79,8 @@ public struct APIClient: Sendable {
         defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
     }
 
-    /// A resource of this client as an endpoint, ready for its scheduler.
-    func endpoint<Model>(_ resource: Resource<Model>, stream: (any StreamIntake)? = nil) -> Endpoint<Model> {
+    /// A resource bound to this client (its base URL, headers and token), ready for its scheduler.
+    func resolve<Model>(_ resource: Resource<Model>, stream: (any StreamIntake)? = nil) -> ResolvedResource<Model> {
         var retryPolicy = resource.retryPolicy
         if let stream {
             // What the stream already delivered decides whether it may be sent again; one that
@@ -106,7 +106,7 @@ public struct APIClient: Sendable {
             stream: stream,
             cachePolicy: resource.cachePolicy
         )
-        return Endpoint(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
+        return ResolvedResource(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
                        decoding: resource.decoding)
     }
 
@@ -235,7 +235,7 @@ extension APIClient {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<Model, ServiceError>) -> Void
     ) -> RequestHandle {
-        scheduler.send(endpoint(resource), priority: priority, group: group, after: dependencies, progress: progress,
+        scheduler.send(resolve(resource), priority: priority, group: group, after: dependencies, progress: progress,
                        completion: completion)
     }
 
@@ -286,7 +286,7 @@ extension APIClient {
         after dependencies: [any RequestDependency] = [],
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(ServiceError) -> Reply<Model> {
-        try await scheduler.reply(for: endpoint(resource), priority: priority, group: group, after: dependencies,
+        try await scheduler.reply(for: resolve(resource), priority: priority, group: group, after: dependencies,
                                   progress: progress)
     }
 }

@@ -4,7 +4,7 @@ extension RequestScheduler {
     /// the caller's (see ``AwaitingTaskLink/escalate(to:)``). Apps send through
     /// ``APIClient/reply(for:priority:group:after:progress:)``, which documents the parameters.
     func reply<Model>(
-        for request: Endpoint<Model>,
+        for request: ResolvedResource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [any RequestDependency] = [],

@@ -3,48 +3,26 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// The scheduler's side of its cache (``ResponseCache``): a caller the cache answers never
-// enters a host's line, and the answer of a request the cache sent goes through the cache
-// before its callers get it. The rules themselves are the cache's: see
-// `ResponseCache+Decisions.swift`.
+// The scheduler's side of its cache (``ResponseCache``): it performs what the cache decided
+// (`CacheConsultation`, in `Caching/`). A caller the cache answers never enters a host's line,
+// and the answer of a request the cache sent goes through the cache before its callers get it.
 extension RequestScheduler {
-    /// What the cache made of a caller.
-    enum CacheConsultation {
-        /// It ended the caller: with its answer, or with ``ServiceError/notCached``.
-        case answered
-        /// The caller's request goes to the network, for the cache to store or merge its answer
-        /// as the context says (conditional on a stored answer, if the context has one); nil
-        /// when the cache leaves it alone.
-        case send(PreparedRequest.CacheContext?)
-    }
-
-    /// Ends `handle` with the cache's answer if it has one it may give (fresh, or stale while
-    /// it is revalidated), or says how its request goes to the network.
+    /// What the cache made of `handle`'s request; `handle` has ended if the cache answered it
+    /// (with a stored answer, or with ``ServiceError/notCached``).
     func consultCache(for handle: RequestHandle, _ request: PreparedRequest) -> CacheConsultation {
-        let policy = handle.submission.cachePolicy
-        // Who a request that an adapter changes is for is known only once it has gone: the
-        // cache leaves it alone (see `RequestIdentity`).
-        guard let cache = configuration.cache, handle.submission.adapter == nil else {
-            guard policy == .onlyCache else { return .send(nil) }
-            fail(handle, with: .notCached)
-            return .answered
-        }
-        let now = clock.now
-        switch cache.decide(for: request, ignoring: headersIgnoredByTheCache, policy: policy, now: now) {
-        case .bypass:
-            return .send(nil)
+        let consultation = CacheConsultation(configuration.cache, for: request, policy: handle.submission.cachePolicy,
+                                             isAdapted: handle.submission.adapter != nil,
+                                             ignoring: headersIgnoredByTheCache, now: clock.now)
+        switch consultation {
+        case .send:
+            break
         case .notCached:
             fail(handle, with: .notCached)
-            return .answered
-        case .send(let key, let validating):
-            return .send(PreparedRequest.CacheContext(key: key, validating: validating, policy: policy))
-        case .serve(let stored, let use, let revalidates):
-            var response = stored.response(at: now)
-            response.cacheUse = use
+        case .answer(let response, let revalidating):
             end(handle, with: CallResult(outcome: .success(response)))
-            if revalidates { revalidateInBackground(handle.submission, key: stored.key) }
-            return .answered
+            if let revalidating { revalidateInBackground(handle.submission, key: revalidating) }
         }
+        return consultation
     }
 
     /// Sends a revalidation of the answer stored for `key` at `.background` priority, as a
@@ -63,9 +41,8 @@ extension RequestScheduler {
         admit(revalidation, after: [])
     }
 
-    /// What the callers of `request` get for `outcome`: the cache's answer if it sent the
-    /// request (a 304 merged, a stale answer for an outage), the outcome otherwise; the cache
-    /// stores what it may and forgets what an unsafe request changed. `isFinal`: no retry follows.
+    /// What the callers of `request` get for `outcome`, once the cache (if any) has had it;
+    /// see ``ResponseCache/answer(to:_:requested:now:isFinal:)``.
     func cacheAnswer(
         to request: PreparedRequest,
         _ outcome: Result<TransportResponse, ServiceError>,
@@ -73,15 +50,10 @@ extension RequestScheduler {
         isFinal: Bool
     ) -> Result<TransportResponse, ServiceError> {
         guard let cache = configuration.cache else { return outcome }
-        let now = clock.now
-        guard let context = request.cache else {
-            if case .success(let response) = outcome { cache.invalidate(after: response, to: request) }
-            return outcome
-        }
-        if context.validating != nil, case .success(let response) = outcome {
+        if request.cache?.validating != nil, case .success(let response) = outcome {
             record(.revalidated(Self.eventCall(request, callers: []), statusCode: response.statusCode))
         }
-        return cache.absorb(outcome, of: request, key: context.key, validating: context.validating, policy: context.policy,
-                            requested: requested ?? now, now: now, isFinal: isFinal)
+        let now = clock.now
+        return cache.answer(to: request, outcome, requested: requested ?? now, now: now, isFinal: isFinal)
     }
 }

@@ -117,7 +117,7 @@ public final class RequestScheduler: Sendable {
     /// parameters.
     @discardableResult
     func send<Model>(
-        _ request: Endpoint<Model>,
+        _ request: ResolvedResource<Model>,
         priority: RequestPriority = .normal,
         group: RequestGroup? = nil,
         after dependencies: [any RequestDependency] = [],
@@ -143,7 +143,7 @@ public final class RequestScheduler: Sendable {
         /// Reads the call's result with the caller's own request (its status codes, its model),
         /// hands the caller what it asked for, and says how the caller ended; nil when the
         /// caller reads it itself.
-        func deliver(_ callResult: CallResult, to handle: RequestHandle, readingWith request: Endpoint<Model>) -> RequestHandle.Outcome? {
+        func deliver(_ callResult: CallResult, to handle: RequestHandle, readingWith request: ResolvedResource<Model>) -> RequestHandle.Outcome? {
             switch self {
             case .model(let completion):
                 do throws(ServiceError) {
@@ -169,7 +169,7 @@ public final class RequestScheduler: Sendable {
         @inline(never)
         static func reply(
             of callResult: CallResult,
-            readingWith request: Endpoint<Model>
+            readingWith request: ResolvedResource<Model>
         ) -> (Result<Reply<Model>, ServiceError>, RequestHandle.Outcome) {
             do throws(ServiceError) {
                 let model = try model(of: callResult, readingWith: request)
@@ -180,14 +180,14 @@ public final class RequestScheduler: Sendable {
             }
         }
 
-        private static func model(of callResult: CallResult, readingWith request: Endpoint<Model>) throws(ServiceError) -> Model {
+        private static func model(of callResult: CallResult, readingWith request: ResolvedResource<Model>) throws(ServiceError) -> Model {
             try request.model(from: callResult.outcome.get(), idempotencyKey: callResult.idempotencyKey,
                               sharing: callResult.sharedDecodes)
         }
     }
 
     func enqueue<Model>(
-        _ request: Endpoint<Model>,
+        _ request: ResolvedResource<Model>,
         priority: RequestPriority,
         group: RequestGroup?,
         after dependencies: [any RequestDependency],
@@ -204,7 +204,7 @@ public final class RequestScheduler: Sendable {
 
     /// A caller for `request`, not yet in the machine: ``admit(_:after:)`` sends it.
     func makeHandle<Model>(
-        _ request: Endpoint<Model>,
+        _ request: ResolvedResource<Model>,
         priority: RequestPriority,
         group: RequestGroup?,
         callbacks: CallbackQueue?,

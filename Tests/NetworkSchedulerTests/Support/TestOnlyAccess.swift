@@ -9,7 +9,7 @@ import FoundationNetworking
 /// handler that gets the reply.
 extension RequestScheduler {
     func value<Model>(
-        for request: Endpoint<Model>, priority: RequestPriority = .normal, group: RequestGroup? = nil,
+        for request: ResolvedResource<Model>, priority: RequestPriority = .normal, group: RequestGroup? = nil,
         after dependencies: [RequestHandle] = []
     ) async throws(ServiceError) -> Model {
         try await reply(for: request, priority: priority, group: group, after: dependencies).value
@@ -17,7 +17,7 @@ extension RequestScheduler {
 
     @discardableResult
     func sendForReply<Model>(
-        _ request: Endpoint<Model>, priority: RequestPriority = .normal, group: RequestGroup? = nil,
+        _ request: ResolvedResource<Model>, priority: RequestPriority = .normal, group: RequestGroup? = nil,
         completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
         enqueue(request, priority: priority, group: group, after: [], callbacks: callbacks, completion: .reply(completion))
@@ -30,7 +30,7 @@ extension APIClient {
         _ resource: Resource<Model>,
         completion: @escaping @Sendable (Result<Reply<Model>, ServiceError>) -> Void
     ) -> RequestHandle {
-        scheduler.sendForReply(endpoint(resource), completion: completion)
+        scheduler.sendForReply(resolve(resource), completion: completion)
     }
 }
 

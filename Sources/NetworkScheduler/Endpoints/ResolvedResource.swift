@@ -3,13 +3,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// An endpoint ready for the scheduler: a resource resolved against its client (base URL,
-/// headers, token), with how to build its request and how to read the answer.
+/// A resource bound to its client (base URL, headers, token), ready for the scheduler: how to
+/// build its request and how to read the answer.
 ///
-/// Clients make these from resources (`APIClient.endpoint(_:)`). The request is built when
+/// Clients make these from resources (`APIClient.resolve(_:)`). The request is built when
 /// it is about to be scheduled, not when it is created, so a request that waits for a login
 /// (`after:`) is sent with the token that login stored.
-struct Endpoint<Model: Sendable>: Sendable {
+struct ResolvedResource<Model: Sendable>: Sendable {
     /// What the scheduler needs whatever the model: how to build, share and retry the request.
     let submission: Submission
     let acceptableStatusCodes: Range<Int>
