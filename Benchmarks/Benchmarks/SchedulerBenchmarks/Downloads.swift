@@ -20,6 +20,7 @@ struct Downloads {
         case rawDownloadTask = "raw URLSession download task"
         case rawDataTaskToFile = "raw URLSession data task to a file"
         case scheduledURLSession = "scheduler over URLSession"
+        case scheduledBesideGETs = "scheduler over URLSession at low beside 20 high GETs"
         case rawAsyncHTTPClient = "raw AsyncHTTPClient FileDownloadDelegate"
         case scheduledAsyncHTTPClient = "scheduler over AsyncHTTPClient"
     }
@@ -27,6 +28,8 @@ struct Downloads {
     struct Received {
         var bytesPerSecond: Double
         var peakGrowthBytes: Int
+        /// The slowest of the GETs sent beside the download, from send to model, in µs.
+        var slowestGETMicroseconds: Int?
     }
 
     let server: NginxProcess
@@ -61,6 +64,7 @@ struct Downloads {
         let destination = folder.appendingPathComponent(client.rawValue.replacingOccurrences(of: " ", with: "-") + ".bin")
         try? FileManager.default.removeItem(at: destination)
         let sampler = PeakResident()
+        var slowest: Int?
         let start = now()
         switch client {
         case .rawDownloadTask:
@@ -87,6 +91,17 @@ struct Downloads {
                 try? await client.shutdown()
                 throw error
             }
+        case .scheduledBesideGETs:
+            let session = URLSessionTransport()
+            defer { session.invalidate() }
+            let api = APIClient(baseURL: server.baseURL, scheduler: RequestScheduler { $0.transport = session }, timeout: 60)
+            let (coming, comes) = AsyncStream<Void>.makeStream()
+            let (ended, ends) = AsyncStream<Result<URL, ServiceError>>.makeStream()
+            api.send(.download("uploads/served.bin", to: destination), priority: .low,
+                     progress: { if $0.bytesReceived >= 1 << 20 { comes.yield() } }) { ends.yield($0); ends.finish() }
+            for await _ in coming { break }
+            slowest = try await Self.getsBeside(count: 20, with: api)
+            for await result in ended { _ = try result.get() }
         case .scheduledURLSession, .scheduledAsyncHTTPClient:
             let (transport, shutDown): (any HTTPTransport, @Sendable () async -> Void)
             if client == .scheduledAsyncHTTPClient {
@@ -110,7 +125,19 @@ struct Downloads {
         let size = (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.intValue
         guard size == bytes else { throw BenchmarkFailure("\(client.rawValue) saved \(size ?? 0) bytes of \(bytes)") }
         try? FileManager.default.removeItem(at: destination)
-        return Received(bytesPerSecond: Double(bytes) / seconds, peakGrowthBytes: growth)
+        return Received(bytesPerSecond: Double(bytes) / seconds, peakGrowthBytes: growth, slowestGETMicroseconds: slowest)
+    }
+
+    /// Sends `count` `.high` GETs of the friends JSON, one after the other (while a download
+    /// runs); the slowest one's time, in µs.
+    private static func getsBeside(count: Int, with api: APIClient) async throws -> Int {
+        var slowest: UInt64 = 0
+        for _ in 0..<count {
+            let sent = now()
+            _ = try await api.value(for: Resource<[User]>(path: "users/1/friends"), priority: .high)
+            slowest = max(slowest, now() - sent)
+        }
+        return Int(slowest / 1000)
     }
 }
 

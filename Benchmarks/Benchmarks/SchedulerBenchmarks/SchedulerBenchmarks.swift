@@ -306,7 +306,10 @@ func registerDownloads() {
     let overDownloadTask = metric("scheduler ÷ raw URLSession download task, throughput (%)", prefersLarger: true)
     let overDataTask = metric("scheduler ÷ raw URLSession data task to a file, throughput (%)", prefersLarger: true)
     let overAHC = metric("scheduler ÷ raw AsyncHTTPClient, throughput (%)", prefersLarger: true)
-    let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { growth[$0]! } + [overDownloadTask, overDataTask, overAHC]
+    let besideOverDownloadTask = metric("scheduler at low beside GETs ÷ raw URLSession download task, throughput (%)", prefersLarger: true)
+    let slowestGET = metric("slowest high GET beside the low download (µs)")
+    let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { growth[$0]! }
+        + [overDownloadTask, overDataTask, overAHC, besideOverDownloadTask, slowestGET]
     Benchmark("11. Downloads against nginx: 1 GiB to a file",
               configuration: configuration(metrics, iterations: 5)) { benchmark in
         do {
@@ -325,6 +328,9 @@ func registerDownloads() {
             benchmark.measurement(overDataTask, percent(scheduled / received[.rawDataTaskToFile]!.bytesPerSecond))
             benchmark.measurement(overAHC, percent(received[.scheduledAsyncHTTPClient]!.bytesPerSecond
                 / received[.rawAsyncHTTPClient]!.bytesPerSecond))
+            benchmark.measurement(besideOverDownloadTask, percent(received[.scheduledBesideGETs]!.bytesPerSecond
+                / received[.rawDownloadTask]!.bytesPerSecond))
+            benchmark.measurement(slowestGET, received[.scheduledBesideGETs]!.slowestGETMicroseconds ?? 0)
         } catch {
             benchmark.error("\(error)")
         }
