@@ -38,19 +38,23 @@ public enum StubResponse: Sendable {
     indirect case streams(status: Int = 200, headers: [String: String] = [:], chunks: [Data], then: StubResponse? = nil)
 
     /// A JSON body given as its text (`Content-Type: application/json`): `.json(#"{"id": 7}"#)`.
-    /// For a model, see ``json(_:status:encoder:)``.
+    /// For a model, see ``json(_:status:headers:encoder:)``.
     ///
     /// - Parameters:
     ///   - text: the JSON text.
     ///   - status: the status; 200 by default.
-    public static func json(_ text: String, status: Int = 200) -> StubResponse {
-        .respond(status: status, body: Data(text.utf8), headers: ["Content-Type": "application/json"])
+    ///   - headers: more headers of the answer, such as `Cache-Control` for a cache test; they
+    ///     replace the `Content-Type` if they name one.
+    public static func json(_ text: String, status: Int = 200, headers: [String: String] = [:]) -> StubResponse {
+        .respond(status: status, body: Data(text.utf8), headers: jsonHeaders(headers))
     }
 
     /// A model encoded as JSON (`Content-Type: application/json`), as the server would send it.
     ///
     /// ```swift
     /// let transport = StubTransport { _ in .json(User(id: 1, name: "Ada")) }
+    /// // An answer a cache may keep for a minute:
+    /// let cached = StubTransport { _ in .json(User(id: 1, name: "Ada"), headers: ["Cache-Control": "max-age=60"]) }
     /// ```
     ///
     /// A value the encoder refuses answers 500 with the encoder's error as the server's
@@ -59,14 +63,23 @@ public enum StubResponse: Sendable {
     /// - Parameters:
     ///   - model: the value to encode.
     ///   - status: the status; 200 by default.
+    ///   - headers: more headers of the answer; they replace the `Content-Type` if they name one.
     ///   - encoder: the encoder; a default one unless you pass another.
-    public static func json(_ model: some Encodable, status: Int = 200, encoder: JSONEncoder = JSONEncoder()) -> StubResponse {
+    public static func json(_ model: some Encodable, status: Int = 200, headers: [String: String] = [:],
+                            encoder: JSONEncoder = JSONEncoder()) -> StubResponse {
         do {
-            return .respond(status: status, body: try encoder.encode(model), headers: ["Content-Type": "application/json"])
+            return .respond(status: status, body: try encoder.encode(model), headers: jsonHeaders(headers))
         } catch {
             return .respond(status: 500, body: (try? JSONEncoder().encode(["message": "StubResponse.json could not encode \(type(of: model)): \(error)"])) ?? Data(),
                             headers: ["Content-Type": "application/json"])
         }
+    }
+
+    /// `extra`, with a JSON `Content-Type` unless it names one (in any case).
+    private static func jsonHeaders(_ extra: [String: String]) -> [String: String] {
+        var headers = extra
+        if !extra.keys.contains(where: { $0.lowercased() == "content-type" }) { headers["Content-Type"] = "application/json" }
+        return headers
     }
 
     /// A plain-text body.

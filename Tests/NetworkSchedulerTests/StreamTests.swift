@@ -28,6 +28,25 @@ import NetworkSchedulerTesting
         #expect(harness.isIdle)
     }
 
+    /// The *Streams* article's export, as written there.
+    @Test func aChunkStreamWritesAnExportToAFileAsTheArticleShows() async throws {
+        let harness = Harness { _ in .streams(chunks: Self.chunks("id,name\n", "1,Ada\n")) }
+        let api = harness.api
+        let screen = RequestGroup()
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).csv")
+        #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: url) }
+        let file = try FileHandle(forWritingTo: url)
+
+        let export = api.stream(.chunks("exports/2026.csv"), priority: .low, group: screen)
+        for try await chunk in export { // chunk: Data
+            try file.write(contentsOf: chunk)
+        }
+
+        try file.close()
+        #expect(try String(contentsOf: url, encoding: .utf8) == "id,name\n1,Ada\n")
+    }
+
     @Test func linesAreReadAcrossChunks() async throws {
         let harness = Harness { _ in .streams(chunks: Self.chunks("{\"n\":1}\n{\"n\"", ":2}\n{\"n\":3}")) }
 

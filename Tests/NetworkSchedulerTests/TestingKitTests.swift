@@ -47,6 +47,28 @@ import Testing
         #expect(reply.head.value(forHTTPHeaderField: "content-type") == "application/json")
     }
 
+    @Test func aJSONStubCarriesTheHeadersItIsGivenSoACacheKeepsItsAnswer() async throws {
+        let transport = StubTransport { request in
+            request.url?.path == "/v1/feed"
+                ? .json(#"[{"id": 1}]"#, headers: ["content-type": "application/vnd.feed+json"])
+                : .json([["id": 7]], headers: ["Cache-Control": "max-age=60"])
+        }
+        let scheduler = RequestScheduler { $0.transport = transport; $0.cache = ResponseCache() }
+        let api = APIClient(baseURL: URL(string: "https://kit.test/v1")!, scheduler: scheduler)
+
+        let first = try await api.reply(for: Resource<[Item]>(path: "items"))
+        let second = try await api.reply(for: Resource<[Item]>(path: "items"))
+        let feed = try await api.reply(for: Resource<[Item]>(path: "feed"))
+
+        #expect(first.head.value(forHTTPHeaderField: "cache-control") == "max-age=60")
+        #expect(first.head.value(forHTTPHeaderField: "content-type") == "application/json")
+        #expect(second.value == [Item(id: 7)])
+        #expect(second.cacheUse == .fresh)
+        #expect(transport.count("GET /v1/items") == 1)
+        // A Content-Type of its own replaces the JSON one, whatever its case.
+        #expect(feed.head.value(forHTTPHeaderField: "content-type") == "application/vnd.feed+json")
+    }
+
     @Test func aModelTheEncoderRefusesAnswersAServerErrorSayingWhy() async {
         let transport = StubTransport { _ in .json(Double.infinity) }
         let (_, api) = Self.scheduler(transport)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Checks the README's Install section as a newcomer reads it: clones this repository (what is
+# committed, as a user gets it), writes a throwaway package whose manifest is the README's
+# Install block, with the repository's URL and a commit filled in, and whose program is the
+# README's quick example, then builds it and its tests (which use NetworkSchedulerTesting).
+# Then the same with the block's path dependency instead of the URL. Needs no network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+git clone --quiet "$root" "$work/NetworkScheduler"
+commit=$(git -C "$work/NetworkScheduler" rev-parse HEAD)
+
+# The first ```swift block after a heading of the README.
+block_after() {
+    awk -v heading="$1" '
+        $0 == heading { found = 1; next }
+        found && /^```swift$/ { inside = 1; next }
+        inside && /^```$/ { exit }
+        inside { print }
+    ' README.md
+}
+
+install=$(block_after "## Install")
+example=$(block_after "## Quick example")
+if [ -z "$install" ] || [ -z "$example" ]; then
+    echo "check-install: the README has no Install or Quick example block" >&2
+    exit 1
+fi
+
+# One throwaway package: $1 its folder, $2 the manifest's dependencies as the block gives them.
+make_package() {
+    local folder="$work/$1"
+    mkdir -p "$folder/Sources/Friends" "$folder/Tests/FriendsTests"
+    {
+        echo '// swift-tools-version:6.0'
+        echo 'import PackageDescription'
+        echo 'let package = Package('
+        echo '    name: "Friends",'
+        echo '    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],'
+        echo "$2" | sed '/^\/\/ Package.swift of your package$/d'
+        echo ')'
+    } >"$folder/Package.swift"
+    echo "$example" >"$folder/Sources/Friends/main.swift"
+    cat >"$folder/Tests/FriendsTests/FriendsTests.swift" <<'SWIFT'
+import Foundation
+import NetworkScheduler
+import NetworkSchedulerTesting
+import Testing
+
+@Test func aStubAnswersTheFriends() async throws {
+    let transport = StubTransport { _ in .json(#"[{"id": 2, "name": "Grace"}]"#) }
+    let scheduler = RequestScheduler { $0.transport = transport }
+    let api = APIClient(baseURL: URL(string: "https://api.example.com/v1")!, scheduler: scheduler)
+    struct Friend: Decodable, Sendable { let name: String }
+    #expect(try await api.value(for: Resource<[Friend]>(path: "users/42/friends")).map(\.name) == ["Grace"])
+}
+SWIFT
+    echo "check-install: building $1"
+    (cd "$folder" && swift build --build-tests >"$work/$1.log" 2>&1) || {
+        cat "$work/$1.log" >&2
+        echo "check-install: $1 did not build; its manifest:" >&2
+        cat "$folder/Package.swift" >&2
+        exit 1
+    }
+}
+
+by_url=$(echo "$install" | sed \
+    -e "s|<the repository's URL>|file://$work/NetworkScheduler|" \
+    -e "s|<a commit of main>|$commit|")
+make_package by-url "$by_url"
+
+# The commented path line instead of the URL line, with the clone beside the package.
+by_path=$(echo "$install" | sed \
+    -e '/\.package(url:/d' \
+    -e 's|^\( *\)// or: \(\.package(path: .*)\)$|\1\2,|')
+make_package by-path "$by_path"
+
+echo "check-install: the README's Install section builds as written (commit $commit, by URL and by path)"
