@@ -548,7 +548,7 @@ public final class RequestScheduler: Sendable {
     }
 
     static func eventCall(_ request: PreparedRequest, callers: [RequestHandle.ID]) -> RequestEvent.Call {
-        RequestEvent.Call(callers: callers, method: request.method, url: RequestEvent.loggable(request.urlRequest.url))
+        RequestEvent.Call(callers: callers, method: request.method, url: RequestEvent.loggable(request.url))
     }
 
     /// Tells the monitors; `event` is not even built when there are none.
