@@ -43,7 +43,7 @@ public struct EndpointBody: Sendable {
     ///     are sorted whatever its `outputFormatting` says); a default one unless you pass another.
     public static func json<Value: Encodable & Sendable>(
         _ value: Value,
-        encoder: JSONEncoder = JSONEncoder()
+        encoder: JSONEncoder = .sortingKeys
     ) -> EndpointBody {
         let encoder = encoder.sortingKeys()
         return EndpointBody(contentType: "application/json", content: .encoded { try encoder.encode(value) })
