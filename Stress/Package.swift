@@ -5,7 +5,7 @@ import PackageDescription
 // A path dependency is named after its folder, which differs between clones.
 let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
 
-// The chaos soak of the whole library: `swift run -c release --package-path Stress stress`
+// The chaos soak of the whole library: `swift run -c release --package-path Stress Stress`
 // for a long run, `swift test --package-path Stress` for CI's 10,000 callers.
 let package = Package(
     name: "Stress",

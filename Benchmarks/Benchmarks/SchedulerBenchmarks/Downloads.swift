@@ -98,7 +98,12 @@ struct Downloads {
             let (coming, comes) = AsyncStream<Void>.makeStream()
             let (ended, ends) = AsyncStream<Result<URL, ServiceError>>.makeStream()
             api.send(.download("uploads/served.bin", to: destination), priority: .low,
-                     progress: { if $0.bytesReceived >= 1 << 20 { comes.yield() } }) { ends.yield($0); ends.finish() }
+                     progress: { if $0.bytesReceived >= 1 << 20 { comes.yield() } }) {
+                // Also ends the wait for the first MiB: a download that fails first must not hang.
+                comes.finish()
+                ends.yield($0)
+                ends.finish()
+            }
             for await _ in coming { break }
             slowest = try await Self.getsBeside(count: 20, with: api)
             for await result in ended { _ = try result.get() }
