@@ -223,7 +223,8 @@ import Testing
         // happen: a stub answering at once can tell a caller's end before its start.
         let audit = SchedulerAudit()
         let scheduler = RequestScheduler { $0.transport = StubTransport() }
-        let caller = RequestEvent.Caller(id: RequestHandle.ID(value: 7), priority: .normal, method: "GET", url: nil)
+        let caller = RequestEvent.Caller(id: RequestHandle.ID(value: 7), priority: .normal, method: "GET", url: nil,
+                                         callNumber: nil, dependencies: [])
         audit.record(.failed(caller, .timedOut, ResponseMetrics()))
         audit.record(.enqueued(caller))
 

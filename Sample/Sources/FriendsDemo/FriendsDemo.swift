@@ -41,6 +41,9 @@ struct FriendsDemo: AsyncParsableCommand {
     @Flag(help: "Print only failures and the final table.")
     var quiet = false
 
+    @Option(help: "Where to write the picture of the schedule (schedule.svg, and schedule.json for Perfetto); a temporary folder by default.")
+    var scheduleDirectory: String?
+
     mutating func run() async throws {
         guard requests > 0 else { throw ValidationError("--requests must be at least 1") }
         let narrator = Narrator(quiet: quiet)
@@ -60,6 +63,7 @@ struct FriendsDemo: AsyncParsableCommand {
         }
 
         let metrics = MetricsCollector()
+        let recorder = ScheduleRecorder()
         let transport = URLSessionTransport()
         let timeline = SlotTimeline(transport)
         let connectivity = StubConnectivity()
@@ -67,7 +71,7 @@ struct FriendsDemo: AsyncParsableCommand {
         let api = SocialAPI(baseURL: url, configuration: .init(
             transport: timeline,
             hostBudget: 2,
-            eventMonitors: [metrics, timeline],
+            eventMonitors: [metrics, timeline, recorder],
             connectivityMonitor: connectivity
         ))
         let scenario = Scenario(api: api, server: server, narrator: narrator, metrics: metrics, timeline: timeline,
@@ -82,6 +86,7 @@ struct FriendsDemo: AsyncParsableCommand {
         narrator.show(MetricsTable.render(metrics.snapshot))
         transport.invalidate()
         await server?.stop()
+        writeSchedule(recorder.timeline(), narrator: narrator)
 
         let failed = narrator.failed
         if failed.isEmpty {
@@ -89,6 +94,27 @@ struct FriendsDemo: AsyncParsableCommand {
         } else {
             narrator.show("\n\(failed.count) step(s) did not behave as described.")
             throw ExitCode.failure
+        }
+    }
+
+    /// Writes the run's timeline as an SVG picture and a Perfetto trace, and says where.
+    private func writeSchedule(_ schedule: ScheduleTimeline, narrator: Narrator) {
+        let directory = URL(fileURLWithPath: scheduleDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("friends-demo").path)
+        let svg = directory.appendingPathComponent("schedule.svg")
+        let trace = directory.appendingPathComponent("schedule.json")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try schedule.svg().write(to: svg, atomically: true, encoding: .utf8)
+            try schedule.traceEvents().write(to: trace, options: .atomic)
+            narrator.show("""
+
+                The schedule of the main scheduler (\(schedule.callCount) calls, \(schedule.sharedCallerCount) callers that joined one):
+                  a picture: \(svg.path)
+                  a trace for ui.perfetto.dev or chrome://tracing: \(trace.path)
+                """)
+        } catch {
+            narrator.check(false, "the schedule was written to \(directory.path) (\(error.localizedDescription))")
         }
     }
 }

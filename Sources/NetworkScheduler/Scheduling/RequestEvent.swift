@@ -65,6 +65,12 @@ extension RequestEvent {
         public let method: String
         /// Its request's URL without query, fragment or credentials; nil if it makes none.
         public let url: URL?
+        /// The number of the call it made or joined (``Call/number``); nil before it is
+        /// attached to one, and for a caller the cache answered at once.
+        public let callNumber: Int?
+        /// The requests it waited for (`after:`), by ID: none if it waited for none, or only
+        /// for operations.
+        public let dependencies: [RequestHandle.ID]
 
         /// `#12 high GET https://api.example.com/v1/me`.
         public var description: String { "\(id) \(priority) \(RequestEvent.line(method, url))" }
@@ -72,6 +78,10 @@ extension RequestEvent {
 
     /// The network call an event is about, shared by one or more callers.
     public struct Call: Sendable, Hashable, CustomStringConvertible {
+        /// Its number in its scheduler: calls are numbered from 1 in the order they are made,
+        /// and a call keeps its number for its life, through every attempt, whichever of its
+        /// callers leave.
+        public let number: Int
         /// The callers it has at the time of the event, in the order they were sent; none for
         /// a kept outcome, whose callers left.
         public let callers: [RequestHandle.ID]

@@ -110,6 +110,10 @@ public final class RequestHandle: @unchecked Sendable {
         weak var operation: RequestOperation?
         /// Who watches its body's progress, and the last step: made on the first step or watcher.
         var progress: ProgressWatch?
+        /// For its events: the number of the call it made or joined, once attached (noted
+        /// only when a monitor listens), and the requests it waited for.
+        var callNumber: Int?
+        var dependencies: [RequestHandle.ID] = []
     }
 
     /// Those who watch a caller's progress, and the last step told, which a watcher that comes
@@ -223,7 +227,19 @@ public final class RequestHandle: @unchecked Sendable {
     /// This caller as its events name it.
     var eventCaller: RequestEvent.Caller {
         let target = submission.target
-        return RequestEvent.Caller(id: id, priority: priority, method: target.method, url: RequestEvent.loggable(target.url))
+        let (priority, callNumber, dependencies) = state.withLock { ($0.priority, $0.callNumber, $0.dependencies) }
+        return RequestEvent.Caller(id: id, priority: priority, method: target.method, url: RequestEvent.loggable(target.url),
+                                   callNumber: callNumber, dependencies: dependencies)
+    }
+
+    /// Notes, for its events, the call it made or joined.
+    func attached(toCall number: Int) {
+        state.withLock { $0.callNumber = number }
+    }
+
+    /// Notes, for its events, the requests it waits for.
+    func waits(for dependencies: [RequestHandle.ID]) {
+        state.withLock { $0.dependencies = dependencies }
     }
 
     /// Records the priority its scheduler gave it, under the scheduler's lock, unless it ended.

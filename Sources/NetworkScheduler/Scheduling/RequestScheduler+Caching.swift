@@ -45,13 +45,14 @@ extension RequestScheduler {
     /// see ``ResponseCache/answer(to:_:requested:now:isFinal:)``.
     func cacheAnswer(
         to request: PreparedRequest,
+        ofCall callNumber: Int,
         _ outcome: Result<TransportResponse, ServiceError>,
         requested: Date?,
         isFinal: Bool
     ) -> Result<TransportResponse, ServiceError> {
         guard let cache = configuration.cache else { return outcome }
         if request.cache?.validating != nil, case .success(let response) = outcome {
-            record(.revalidated(Self.eventCall(request, callers: []), statusCode: response.statusCode))
+            record(.revalidated(Self.eventCall(request, number: callNumber, callers: []), statusCode: response.statusCode))
         }
         let now = clock.now
         return cache.answer(to: request, outcome, requested: requested ?? now, now: now, isFinal: isFinal)

@@ -29,17 +29,17 @@ extension RequestScheduler {
             RequestHandle.complete(unlocked.deliveries)
         }
         for retry in unlocked.retries {
-            record(.retried(Self.eventCall(retry.request, callers: Self.ids(of: retry.callers)), attempt: retry.attempt,
+            record(.retried(Self.eventCall(retry.request, number: retry.callNumber, callers: Self.ids(of: retry.callers)), attempt: retry.attempt,
                             after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
         for refresh in unlocked.refreshes { refreshToken(refresh) }
         for expiry in unlocked.expiries { judge(expiry) }
         for promotion in unlocked.promotions {
-            record(.promoted(Self.eventCall(promotion.request, callers: Self.ids(of: promotion.callers)),
+            record(.promoted(Self.eventCall(promotion.request, number: promotion.callNumber, callers: Self.ids(of: promotion.callers)),
                              from: promotion.from, to: promotion.to))
         }
         for kept in unlocked.kept {
-            record(.outcomeKept(Self.eventCall(kept.request, callers: []), kept.outcome.map(\.statusCode)))
+            record(.outcomeKept(Self.eventCall(kept.request, number: kept.callNumber, callers: []), kept.outcome.map(\.statusCode)))
         }
         if unlocked.healthChanges.count > 0 {
             let now = clock.uptimeNanoseconds
@@ -74,10 +74,11 @@ extension RequestScheduler {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable (TimeInterval) -> Void)?
         if !configuration.eventMonitors.isEmpty {
-            onStart = { [self, waitingSince = start.waitingSince, request = start.request, callers = Self.ids(of: start.callers)] _ in
+            onStart = { [self, waitingSince = start.waitingSince, request = start.request, number = start.callNumber,
+                         callers = Self.ids(of: start.callers)] _ in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = clock.uptimeNanoseconds
-                record(.started(Self.eventCall(request, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
+                record(.started(Self.eventCall(request, number: number, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
             }
         }
         // Only for a request with a body: the others would make a closure for nothing.

@@ -235,6 +235,12 @@ public final class RequestScheduler: Sendable {
             fail(handle, with: .invalidRequest(reason: "\(type) in after: is neither a request nor an Operation"))
             return
         }
+        if !configuration.eventMonitors.isEmpty {
+            handle.waits(for: prerequisites.compactMap { prerequisite in
+                if case .request(let dependency) = prerequisite { return dependency.id }
+                return nil
+            })
+        }
         let now = clock.uptimeNanoseconds
         feed { machine in
             // Listed as it enters the machine (see `RequestGroup.insert`); those of its
@@ -318,6 +324,7 @@ public final class RequestScheduler: Sendable {
         }
         let idempotencyKey = request.header("idempotency-key")
         let now = clock.uptimeNanoseconds
+        let isMonitored = !configuration.eventMonitors.isEmpty
         feed(announcing: { (attachment: Machine.Attachment) in
             switch attachment {
             case .gone: break
@@ -326,8 +333,10 @@ public final class RequestScheduler: Sendable {
             }
         }) { machine in
             if let id = handle.callerID {
-                return machine.attach(id, request: request, submission: handle.submission, key: key,
-                                      idempotencyKey: idempotencyKey, now: now)
+                let (attachment, actions) = machine.attach(id, request: request, submission: handle.submission, key: key,
+                                                           idempotencyKey: idempotencyKey, now: now)
+                if isMonitored, let call = attachment.call { handle.attached(toCall: machine.number(of: call)) }
+                return (attachment, actions)
             }
             // Listed as it enters the machine: see `RequestGroup.insert`.
             let isSuspended = group?.insert(handle) ?? false
@@ -338,6 +347,7 @@ public final class RequestScheduler: Sendable {
                                                            deadline: Self.deadline(of: handle.submission, sentAt: now),
                                                            now: now)
             handle.callerID = id
+            if isMonitored, let call = attachment.call { handle.attached(toCall: machine.number(of: call)) }
             return (attachment, actions)
         }
     }
@@ -541,14 +551,14 @@ public final class RequestScheduler: Sendable {
         }
     }
 
-    /// A call as its events name it.
     /// The IDs of `handles`, in the order their callers were sent.
     static func ids(of handles: [RequestHandle]) -> [RequestHandle.ID] {
         handles.map(\.id).sorted { $0.value < $1.value }
     }
 
-    static func eventCall(_ request: PreparedRequest, callers: [RequestHandle.ID]) -> RequestEvent.Call {
-        RequestEvent.Call(callers: callers, method: request.method, url: RequestEvent.loggable(request.url))
+    /// A call as its events name it.
+    static func eventCall(_ request: PreparedRequest, number: Int, callers: [RequestHandle.ID]) -> RequestEvent.Call {
+        RequestEvent.Call(number: number, callers: callers, method: request.method, url: RequestEvent.loggable(request.url))
     }
 
     /// Tells the monitors; `event` is not even built when there are none.

@@ -9,6 +9,14 @@ extension SchedulerMachine {
         case joined(CallID)
         /// It made a new call.
         case created(CallID)
+
+        /// The call it made or joined, if it did.
+        var call: CallID? {
+            switch self {
+            case .gone: nil
+            case .joined(let call), .created(let call): call
+            }
+        }
     }
 
     /// A caller that waits for `dependencies` to succeed before its request is built. Those
@@ -118,7 +126,8 @@ extension SchedulerMachine {
             fillHosts(now: now, into: &actions)
             return (.joined(callID), actions)
         }
-        let call = Call(key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
+        callsMade += 1
+        let call = Call(number: callsMade, key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
                         host: host(of: request, opensStream: submission.opensStream), firstCaller: id, priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call))

@@ -128,6 +128,8 @@ struct SchedulerMachine<CallerHandle> {
     /// The uptime the scheduler's timer is armed for, if it is.
     var armedFor: UInt64?
     var nextTicket = 0
+    /// Calls made so far, which numbers each one.
+    var callsMade = 0
     var isOffline = false
     /// Where backoff jitter comes from, drawn only when a backoff is decided.
     var jitter: SplitMix64
@@ -260,6 +262,9 @@ struct SchedulerMachine<CallerHandle> {
     /// writes a call many times, and a struct of this size would be copied (with every
     /// reference it holds retained) at each read. Only its machine reaches it.
     final class Call {
+        /// Its number, 1 for the machine's first call, which names it in events for its life
+        /// (its ID is a slot, used again once it ends).
+        let number: Int
         let key: CallKey?
         /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422
         /// their meaning.
@@ -291,8 +296,9 @@ struct SchedulerMachine<CallerHandle> {
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
-        init(key: CallKey?, submission: Submission, request: PreparedRequest, idempotencyKey: String?, host: Int,
+        init(number: Int, key: CallKey?, submission: Submission, request: PreparedRequest, idempotencyKey: String?, host: Int,
              firstCaller: CallerID, priority: RequestPriority) {
+            self.number = number
             self.key = key
             self.idempotencyKey = idempotencyKey
             self.submission = submission

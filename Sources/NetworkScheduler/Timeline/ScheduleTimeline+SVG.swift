@@ -1,0 +1,209 @@
+import Foundation
+
+extension ScheduleTimeline {
+    /// The timeline as a self-contained SVG picture (no script, font or file of its own), for
+    /// a README, an issue or a CI artifact: a band per host line, a row per call, its wait in
+    /// grey and its attempts on the wire in the colour of its priority, backoffs in amber,
+    /// callers that joined a call outlined, with an arrow from the call's answer; dependencies
+    /// as dashed purple arrows, host pauses as red bands, marks as diamonds. Each bar and mark
+    /// names itself on hover.
+    ///
+    /// - Parameter width: the picture's width in pixels.
+    /// - Returns: the SVG document.
+    public func svg(width: Int = 960) -> String {
+        var drawing = SVGDrawing(timeline: self, width: max(width, 400))
+        return drawing.render()
+    }
+}
+
+/// Draws a ``ScheduleTimeline``, top to bottom: a title, a time axis, the tracks, a legend.
+private struct SVGDrawing {
+    let timeline: ScheduleTimeline
+    let width: Int
+    let left = 150.0
+    let rowHeight = 16.0
+    let rowGap = 4.0
+    let headerHeight = 22.0
+    var body: [String] = []
+    /// Each track's first row's top.
+    var rowTops: [Double] = []
+
+    init(timeline: ScheduleTimeline, width: Int) {
+        self.timeline = timeline
+        self.width = width
+    }
+
+    var plotWidth: Double { Double(width) - left - 20 }
+
+    func x(_ time: TimeInterval) -> Double {
+        left + plotWidth * time / max(timeline.duration, 0.001)
+    }
+
+    func rowTop(_ track: Int, _ row: Int) -> Double {
+        rowTops[track] + Double(row) * (rowHeight + rowGap)
+    }
+
+    mutating func render() -> String {
+        var y = 24.0
+        body.append(text(12, y, "Schedule: \(timeline.callCount) calls, \(timeline.sharedCallerCount) callers joined a call, "
+            + ScheduleTimelineBuilder.seconds(timeline.duration), weight: "bold", size: 14))
+        y += 14
+        axis(top: y)
+        y += 26
+        for (index, track) in timeline.tracks.enumerated() {
+            body.append(text(12, y + 14, track.name, weight: "bold"))
+            y += headerHeight
+            rowTops.append(y)
+            let height = Double(max(track.rows.count, 1)) * (rowHeight + rowGap)
+            for pause in track.pauses {
+                body.append(rect(x(pause.start), y - 2, x(pause.end) - x(pause.start), height, fill: "#f85149", opacity: 0.18,
+                                 title: "\(pause.name), \(ScheduleTimelineBuilder.seconds(pause.end - pause.start))"))
+            }
+            for (row, content) in track.rows.enumerated() {
+                let top = rowTop(index, row)
+                body.append(text(24, top + 12, content.label, size: 11, fill: "#57606a"))
+                for span in content.spans { bar(span, top: top) }
+            }
+            for marker in track.markers {
+                let top = marker.row.map { rowTop(index, $0) } ?? (y - headerHeight + 4)
+                diamond(x(marker.time), top + rowHeight / 2, title: marker.name)
+            }
+            y += height + 6
+        }
+        for flow in timeline.flows { arrow(flow) }
+        y = legend(top: y + 8)
+        let height = Int(y.rounded(.up)) + 8
+        return """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" viewBox="0 0 \(width) \(height)" \
+            font-family="-apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="12">
+            <defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" orient="auto-start-reverse">\
+            <path d="M0,0 L8,4 L0,8 z" fill="context-stroke"/></marker></defs>
+            <rect width="100%" height="100%" fill="#ffffff"/>
+            \(body.joined(separator: "\n"))
+            </svg>
+
+            """
+    }
+
+    /// Ticks at 1, 2 or 5 times a power of ten, about eight of them.
+    mutating func axis(top: Double) {
+        let duration = max(timeline.duration, 0.001)
+        let rough = duration / 8
+        let magnitude = pow(10, floor(log10(rough)))
+        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= rough } ?? rough
+        body.append(line(left, top + 10, left + plotWidth, top + 10, stroke: "#8c959f"))
+        var tick = 0.0
+        while tick <= duration + step / 1000 {
+            body.append(line(x(tick), top + 6, x(tick), top + 14, stroke: "#8c959f"))
+            body.append(text(x(tick) - 10, top + 4, ScheduleTimelineBuilder.seconds(tick), size: 10, fill: "#57606a"))
+            tick += step
+        }
+    }
+
+    mutating func bar(_ span: ScheduleTimeline.Span, top: Double) {
+        let start = x(span.start)
+        let width = max(x(span.end) - start, 1.5)
+        let title = ([span.name, ScheduleTimelineBuilder.seconds(span.end - span.start)]
+            + span.details.map { "\($0.0): \($0.1)" }).joined(separator: "\n")
+        let colour = Self.colour(of: span.priority)
+        switch span.kind {
+        case .queued: body.append(rect(start, top, width, rowHeight, fill: "#d0d7de", title: title))
+        case .backoff: body.append(rect(start, top + 4, width, rowHeight - 8, fill: "#d4a72c", title: title))
+        case .wire: body.append(rect(start, top, width, rowHeight, fill: colour, title: title))
+        case .shared: body.append(rect(start, top + 1, width, rowHeight - 2, fill: "#ffffff", stroke: colour, title: title))
+        case .paused: body.append(rect(start, top, width, rowHeight, fill: "#f85149", opacity: 0.3, title: title))
+        }
+        // A label only where it fits, at about 6.5 pixels a character.
+        let characters = Int((width - 6) / 6.5)
+        if characters >= 4 {
+            let label = span.name.count <= characters ? span.name : String(span.name.prefix(characters - 1)) + "…"
+            let ink = span.kind == .wire ? "#ffffff" : "#24292f"
+            body.append(text(start + 3, top + 12, label, size: 10, fill: ink))
+        }
+    }
+
+    mutating func diamond(_ x: Double, _ y: Double, title: String) {
+        body.append("<path d=\"M\(f(x)),\(f(y - 5)) L\(f(x + 4)),\(f(y)) L\(f(x)),\(f(y + 5)) L\(f(x - 4)),\(f(y)) z\" "
+            + "fill=\"#bf3989\"><title>\(escape(title))</title></path>")
+    }
+
+    mutating func arrow(_ flow: ScheduleTimeline.Flow) {
+        let fromY = rowTop(flow.from.track, flow.from.row) + rowHeight / 2
+        let toY = rowTop(flow.to.track, flow.to.row) + rowHeight / 2
+        let (stroke, dash) = flow.kind == .shared ? ("#57606a", "") : ("#8250df", " stroke-dasharray=\"4 3\"")
+        body.append("<path d=\"M\(f(x(flow.from.time))),\(f(fromY)) L\(f(x(flow.to.time))),\(f(toY))\" stroke=\"\(stroke)\" "
+            + "stroke-width=\"1.2\" fill=\"none\"\(dash) marker-end=\"url(#arrow)\"><title>\(flow.kind.rawValue)</title></path>")
+    }
+
+    mutating func legend(top: Double) -> Double {
+        var x = left
+        func entry(_ label: String, fill: String, opacity: Double = 1, stroke: String? = nil) {
+            body.append(rect(x, top, 12, 12, fill: fill, opacity: opacity, stroke: stroke))
+            body.append(text(x + 16, top + 10, label, size: 11))
+            x += 26 + Double(label.count) * 6.2
+        }
+        entry("waiting in its line", fill: "#d0d7de")
+        for priority in RequestPriority.allCases.reversed() { entry("\(priority)", fill: Self.colour(of: priority)) }
+        entry("backoff", fill: "#d4a72c")
+        entry("joined a call", fill: "#ffffff", stroke: Self.colour(of: .normal))
+        entry("host paused", fill: "#f85149", opacity: 0.3)
+        body.append(text(left, top + 30, "Arrows: grey, a shared answer; purple, dashed, a dependency. "
+            + "◆ a retry, promotion, cache answer or host change.", size: 11, fill: "#57606a"))
+        return top + 36
+    }
+
+    static func colour(of priority: RequestPriority?) -> String {
+        switch priority {
+        case .critical: "#a40e26"
+        case .high: "#cf222e"
+        case .normal, nil: "#0969da"
+        case .low: "#1a7f37"
+        case .background: "#6e7781"
+        }
+    }
+
+    func rect(_ x: Double, _ y: Double, _ width: Double, _ height: Double, fill: String, opacity: Double = 1,
+              stroke: String? = nil, title: String? = nil) -> String {
+        var element = "<rect x=\"\(f(x))\" y=\"\(f(y))\" width=\"\(f(width))\" height=\"\(f(height))\" rx=\"2\" fill=\"\(fill)\""
+        if opacity < 1 { element += " fill-opacity=\"\(f(opacity))\"" }
+        if let stroke { element += " stroke=\"\(stroke)\" stroke-width=\"1.5\"" }
+        guard let title else { return element + "/>" }
+        return element + "><title>\(escape(title))</title></rect>"
+    }
+
+    func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String) -> String {
+        "<line x1=\"\(f(x1))\" y1=\"\(f(y1))\" x2=\"\(f(x2))\" y2=\"\(f(y2))\" stroke=\"\(stroke)\"/>"
+    }
+
+    func text(_ x: Double, _ y: Double, _ content: String, weight: String? = nil, size: Int? = nil, fill: String? = nil) -> String {
+        var element = "<text x=\"\(f(x))\" y=\"\(f(y))\""
+        if let weight { element += " font-weight=\"\(weight)\"" }
+        if let size { element += " font-size=\"\(size)\"" }
+        if let fill { element += " fill=\"\(fill)\"" }
+        return element + ">\(escape(content))</text>"
+    }
+
+    /// One decimal: enough for a pixel, and short.
+    func f(_ value: Double) -> String {
+        String(format: "%.1f", value)
+    }
+
+    /// Text as XML allows it: a URL's path or an error may hold `<`, `&` or quotes.
+    func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&apos;"
+            // XML 1.0 allows no other control character, even escaped.
+            case _ where character.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" }: escaped += "?"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetworkSchedulerTesting
+import Testing
+@testable import NetworkScheduler
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+@Suite struct ScheduleTimelineTests {
+    /// A harness on a virtual clock whose recorder hears each event before the test's own
+    /// recorder does, so that a test that waits for an event knows the recorder has it.
+    private static func harness(_ clock: VirtualClock, budget: Int = 1, retryPolicy: RetryPolicy = .never,
+                                reply: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .hold })
+        -> (Harness, ScheduleRecorder) {
+        let recorder = ScheduleRecorder(clock: clock)
+        let harness = Harness(budget: budget, slotsReservedAboveLowPriority: 0, retryPolicy: retryPolicy, reply: reply) {
+            $0.clock = clock
+            $0.eventMonitors.insert(recorder, at: 0)
+        }
+        return (harness, recorder)
+    }
+
+    /// One host, a budget of one. At 0 s `a` starts; at 1 s `b` joins it and `c` (low) waits;
+    /// `d` waits for `a`. At 2 s `a` ends, and `d` starts before `c`; at 3 s `d` ends and `c`
+    /// starts; at 4 s `c` ends.
+    private static func knownRun() async -> ScheduleTimeline {
+        let clock = VirtualClock()
+        let (harness, recorder) = harness(clock)
+        let outcomes = Outcomes<User>()
+        let a = harness.api.send(Resource<User>(path: "a"), priority: .high, completion: outcomes.completion("a"))
+        await harness.events.started.wait(for: 1)
+        clock.advance(by: 1)
+        harness.api.send(Resource<User>(path: "a"), priority: .high, completion: outcomes.completion("b"))
+        harness.api.send(Resource<User>(path: "c"), priority: .low, completion: outcomes.completion("c"))
+        harness.api.send(Resource<User>(path: "d"), after: [a], completion: outcomes.completion("d"))
+        await harness.events.joined.wait(for: 1)
+        await harness.events.enqueued.wait(for: 2)
+        clock.advance(by: 1)
+        harness.transport.release(path: "/v1/a", with: .json(userJSON))
+        await harness.events.started.wait(for: 2)
+        await harness.events.ended.wait(for: 2)
+        clock.advance(by: 1)
+        harness.transport.release(path: "/v1/d", with: .json(userJSON))
+        await harness.events.started.wait(for: 3)
+        await harness.events.ended.wait(for: 3)
+        clock.advance(by: 1)
+        harness.transport.release(path: "/v1/c", with: .json(userJSON))
+        await outcomes.wait(for: 4)
+        await harness.events.ended.wait(for: 4)
+        return recorder.timeline()
+    }
+
+    @Test func eventsNameTheirCallByNumberAndACallerItsDependencies() async {
+        let clock = VirtualClock()
+        let (harness, _) = Self.harness(clock, budget: 2, reply: { _ in .json(userJSON) })
+        let outcomes = Outcomes<User>()
+        let first = harness.api.send(Resource<User>(path: "a"), completion: outcomes.completion("a"))
+        harness.api.send(Resource<User>(path: "b"), after: [first], completion: outcomes.completion("b"))
+        await outcomes.wait(for: 2)
+        let started = await harness.events.started.wait(for: 2)
+
+        #expect(started.map(\.number) == [1, 2])
+        let ended = await harness.events.ended.wait(for: 2)
+        let callers = ended.compactMap { event -> RequestEvent.Caller? in
+            if case .succeeded(let caller, _) = event { return caller }
+            return nil
+        }
+        #expect(callers.map(\.callNumber) == [1, 2])
+        #expect(callers.map(\.dependencies) == [[], [first.id]])
+    }
+
+    @Test func theTraceHasATrackPerHostASlicePerWaitAndAttemptAndFlowsForSharingAndDependencies() async throws {
+        let timeline = await Self.knownRun()
+        let document = try #require(try JSONSerialization.jsonObject(with: timeline.traceEvents()) as? [String: Any])
+        let events = try #require(document["traceEvents"] as? [[String: Any]])
+
+        let processes = events.filter { $0["name"] as? String == "process_name" }
+        #expect(processes.compactMap { ($0["args"] as? [String: Any])?["name"] as? String } == ["https://api.test:443"])
+        let slices = events.filter { $0["ph"] as? String == "X" }.map { event in
+            "\(event["cat"] ?? "") \(event["name"] ?? "") at \(event["ts"] ?? "") for \(event["dur"] ?? "")"
+        }
+        let joiner = try #require(slices.first { $0.hasPrefix("shared") }?.split(separator: " ")[1])
+        #expect(Set(slices) == [
+            "wire GET /v1/a at 0 for 2000000",
+            "shared \(joiner) shares call 1 at 1000000 for 1000000",
+            "queued queued GET /v1/c at 1000000 for 2000000",
+            "wire GET /v1/d at 2000000 for 1000000",
+            "wire GET /v1/c at 3000000 for 1000000",
+        ])
+        let flowStarts = events.filter { $0["ph"] as? String == "s" }
+        let flowEnds = events.filter { $0["ph"] as? String == "f" }
+        #expect(flowStarts.compactMap { $0["cat"] as? String }.sorted() == ["dependency", "shared"])
+        #expect(Set(flowStarts.compactMap { $0["id"] as? Int }) == Set(flowEnds.compactMap { $0["id"] as? Int }))
+        #expect(timeline.callCount == 3)
+        #expect(timeline.sharedCallerCount == 1)
+        #expect(timeline.duration == 4)
+    }
+
+    @Test func theSVGParsesAndDrawsEachBarWithItsNameAndEachArrow() async throws {
+        let timeline = await Self.knownRun()
+        let svg = SVGReader(timeline.svg())
+
+        #expect(svg.parsed)
+        #expect(svg.root == "svg")
+        #expect(svg.titles.filter { $0.hasPrefix("GET /v1/") }.count == 3)
+        #expect(svg.titles.contains { $0.hasPrefix("queued GET /v1/c\n2.00 s") })
+        #expect(svg.titles.contains { $0.contains("shares call 1") })
+        #expect(svg.titles.filter { $0 == "shared" || $0 == "dependency" }.sorted() == ["dependency", "shared"])
+        #expect(svg.texts.contains("https://api.test:443"))
+    }
+
+    @Test func aRetryAfterA503MarksTheBackoffAndTheHostsPause() async throws {
+        let clock = VirtualClock()
+        let answers = Counter()
+        let (harness, recorder) = Self.harness(clock, budget: 2, retryPolicy: .default) { _ in
+            answers.next() == 1 ? .unavailable(retryAfter: 2) : .json(userJSON)
+        }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "flaky"), completion: outcomes.completion("flaky"))
+        await harness.events.retried.wait(for: 1)
+        clock.advance(by: 2)
+        await outcomes.wait(for: 1)
+        await harness.events.ended.wait(for: 1)
+
+        let timeline = recorder.timeline()
+        let events = try #require(try JSONSerialization.jsonObject(with: timeline.traceEvents()) as? [String: Any])["traceEvents"]
+            as? [[String: Any]] ?? []
+        let categories = events.filter { $0["ph"] as? String == "X" }.compactMap { $0["cat"] as? String }
+        #expect(categories.sorted() == ["backoff", "paused", "wire", "wire"])
+        let marks = events.filter { $0["ph"] as? String == "i" }.compactMap { $0["name"] as? String }
+        #expect(marks.contains { $0.hasPrefix("retry 2 after 2.00 s") })
+        #expect(marks.contains("probing"))
+    }
+
+    @Test func textThatXMLForbidsIsEscaped() async {
+        let clock = VirtualClock()
+        let (harness, recorder) = Self.harness(clock, budget: 2, reply: { _ in .json(userJSON) })
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "search&<q>\"'"), completion: outcomes.completion("search"))
+        await outcomes.wait(for: 1)
+        await harness.events.ended.wait(for: 1)
+
+        let svg = SVGReader(recorder.timeline().svg())
+        #expect(svg.parsed)
+        #expect(svg.titles.contains { $0.contains("&") && $0.contains("search") })
+    }
+
+    @Test func aRecorderKeepsAtMostItsLimitAndCountsTheRest() {
+        let recorder = ScheduleRecorder(limit: 2)
+        for _ in 0..<5 { recorder.record(.hostHealthChanged(host: "https://api.test:443", .probing)) }
+        #expect(recorder.droppedEvents == 3)
+        recorder.reset()
+        #expect(recorder.droppedEvents == 0)
+    }
+}
+
+/// Reads an SVG document with Foundation's XML parser: whether it parsed, its root, and the
+/// text of its `title` and `text` elements.
+private final class SVGReader: NSObject, XMLParserDelegate {
+    private(set) var parsed = false
+    private(set) var root: String?
+    private(set) var titles: [String] = []
+    private(set) var texts: [String] = []
+    private var current: String?
+    private var buffer = ""
+
+    init(_ svg: String) {
+        super.init()
+        let parser = XMLParser(data: Data(svg.utf8))
+        parser.delegate = self
+        parsed = parser.parse()
+    }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                attributes: [String: String] = [:]) {
+        if root == nil { root = name }
+        current = name
+        buffer = ""
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        buffer += string
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        if name == "title" { titles.append(buffer) }
+        if name == "text" { texts.append(buffer) }
+        buffer = ""
+    }
+}
