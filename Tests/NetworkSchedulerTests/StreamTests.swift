@@ -47,6 +47,29 @@ import NetworkSchedulerTesting
         #expect(try String(contentsOf: url, encoding: .utf8) == "id,name\n1,Ada\n")
     }
 
+    @Test func aStreamsHeadHasTheAnswersStatusAndFieldsBeforeItsBodyIsRead() async throws {
+        let harness = Harness { _ in .streams(headers: ["X-Export": "2026"], chunks: Self.chunks("a", "b")) }
+        let export = harness.api.stream(.chunks("export"))
+
+        let head = try await export.head()
+
+        #expect(head.statusCode == 200)
+        #expect(head.value(forHTTPHeaderField: "x-export") == "2026")
+        #expect(try await Self.read(export) == Self.chunks("a", "b"))
+    }
+
+    @Test func aStreamThatEndsBeforeAnAnswerTellsItsHeadsWaiterTheError() async throws {
+        let harness = Harness { _ in .json(#"{"message": "no export"}"#, status: 404) }
+        let export = harness.api.stream(.chunks("export"))
+
+        let error = await #expect(throws: ServiceError.self) { try await export.head() }
+
+        guard case .server(let response)? = error else {
+            Issue.record("expected .server, got \(String(describing: error))"); return
+        }
+        #expect(response.statusCode == 404)
+    }
+
     @Test func linesAreReadAcrossChunks() async throws {
         let harness = Harness { _ in .streams(chunks: Self.chunks("{\"n\":1}\n{\"n\"", ":2}\n{\"n\":3}")) }
 

@@ -34,6 +34,24 @@ public final class ResponseStream<Element: Sendable>: AsyncSequence, Sendable {
         handle.cancel()
     }
 
+    /// The head of the answer it reads (status and fields), once it arrived; for a stream
+    /// that reconnects, the first connection's. It throws the error the stream ended with if
+    /// it ended before an answer's body was taken (an answer other than 2xx ends it with
+    /// ``ServiceError/server(_:)``). Cancelling the waiting task cancels the stream.
+    ///
+    /// ```swift
+    /// let export = api.stream(.chunks("exports/latest"))
+    /// let length = try await export.head().value(forHTTPHeaderField: "Content-Length")
+    /// ```
+    public func head() async throws(ServiceError) -> ResponseHead {
+        let head = await withTaskCancellationHandler {
+            await channel.responseHead()
+        } onCancel: {
+            cancel()
+        }
+        return try head.get()
+    }
+
     /// Reads the stream's elements, in order.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: ResponseStream

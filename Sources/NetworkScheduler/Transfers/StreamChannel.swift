@@ -43,6 +43,9 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
         /// reading is the stream's progress.
         var onRead: (@Sendable (Int) -> Void)?
         var end: Result<Void, ServiceError>?
+        /// The head of the first answer whose body it took, and who waits for it.
+        var responseHead: ResponseHead?
+        var headWaiters: [CheckedContinuation<ResponseHead, any Error>] = []
     }
 
     init(decoder: any StreamDecoder<Element>, limit: Int, reconnection: StreamReconnection?) {
@@ -85,21 +88,48 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
         return (nil, nil, nil)
     }
 
-    /// Ends the stream with `outcome` (only the first counts), and wakes its reader and its
-    /// transport.
+    /// The head of the first answer whose body the stream took, or the error it ended with
+    /// before any.
+    func responseHead() async -> Result<ResponseHead, ServiceError> {
+        do {
+            return .success(try await withCheckedThrowingContinuation { continuation in
+                let known: Result<ResponseHead, ServiceError>? = state.withLock { state in
+                    if let head = state.responseHead { return .success(head) }
+                    if let end = state.end { return .failure(Self.noHead(after: end)) }
+                    state.headWaiters.append(continuation)
+                    return nil
+                }
+                if let known { continuation.resume(with: known) }
+            })
+        } catch {
+            return .failure(ServiceError(error))
+        }
+    }
+
+    /// Ends the stream with `outcome` (only the first counts), and wakes its reader, its
+    /// transport, and whoever waits for a head that will not come.
     func finish(_ outcome: Result<Void, ServiceError>) {
-        let (reader, writer) = state.withLock { state -> (CheckedContinuation<Element?, any Error>?, (@Sendable () -> Void)?) in
-            guard state.end == nil else { return (nil, nil) }
+        typealias Woken = (CheckedContinuation<Element?, any Error>?, (@Sendable () -> Void)?, [CheckedContinuation<ResponseHead, any Error>])
+        let (reader, writer, headWaiters) = state.withLock { state -> Woken in
+            guard state.end == nil else { return (nil, nil, []) }
             // What arrived stays readable, then the end or the error; a cancel ends the reading
             // at once.
             if case .failure(.cancelled) = outcome { state.dropBuffer() }
             state.end = outcome
-            defer { state.reader = nil; state.writer = nil; state.onRead = nil }
+            defer { state.reader = nil; state.writer = nil; state.onRead = nil; state.headWaiters = [] }
             // A reader waits only on an empty buffer.
-            return (state.reader, state.writer)
+            return (state.reader, state.writer, state.headWaiters)
         }
         writer?()
         reader?.resume(with: outcome.map { Element?.none })
+        for waiter in headWaiters { waiter.resume(throwing: Self.noHead(after: outcome)) }
+    }
+
+    /// What a stream that ended with `end` before taking an answer tells who waits for its
+    /// head: its error (ending whole without an answer does not happen, and would read so).
+    private static func noHead(after end: Result<Void, ServiceError>) -> ServiceError {
+        if case .failure(let error) = end { return error }
+        return .badServerResponse(URLError(.zeroByteResource))
     }
 
     var isFinished: Bool { state.withLock { $0.end != nil } }
@@ -146,6 +176,17 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
 
     func accepts(_ head: ResponseHead) -> Bool {
         state.withLock { $0.decoder.accepts(head) }
+    }
+
+    /// A connection took `head`'s body: the first such head is the stream's.
+    func took(_ head: ResponseHead) {
+        let waiters = state.withLock { state -> [CheckedContinuation<ResponseHead, any Error>] in
+            guard state.responseHead == nil else { return [] }
+            state.responseHead = head
+            defer { state.headWaiters = [] }
+            return state.headWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: head) }
     }
 
     /// Decodes a chunk of `connection` into the buffer, or throws why the transport must stop:
@@ -288,6 +329,7 @@ final class StreamSink<Element: Sendable>: StreamSinking, @unchecked Sendable {
                 NSLocalizedDescriptionKey: "the server answered \(head.value(forHTTPHeaderField: "Content-Type") ?? "no content type") to a request for an event stream"]))
         }
         accepted.withLock { $0 = true }
+        channel.took(head)
         return true
     }
 
