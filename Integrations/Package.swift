@@ -6,7 +6,9 @@ import PackageDescription
 let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
 
 /// Transports and bridges that depend on other packages, so that the library itself depends
-/// on none: AsyncHTTPClient as a transport, swift-log and swift-metrics as event monitors.
+/// on none: AsyncHTTPClient as a transport, swift-log and swift-metrics as event monitors, a
+/// `ClientTransport` for clients swift-openapi-generator made, and spans for
+/// swift-distributed-tracing.
 /// Its platforms are the library's: none of its dependencies asks for newer.
 let package = Package(
     name: "NetworkSchedulerIntegrations",
@@ -15,6 +17,7 @@ let package = Package(
         .library(name: "NetworkSchedulerAsyncHTTPClient", targets: ["NetworkSchedulerAsyncHTTPClient"]),
         .library(name: "NetworkSchedulerLogging", targets: ["NetworkSchedulerLogging"]),
         .library(name: "NetworkSchedulerMetrics", targets: ["NetworkSchedulerMetrics"]),
+        .library(name: "NetworkSchedulerOpenAPI", targets: ["NetworkSchedulerOpenAPI"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -23,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -53,10 +58,21 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        .target(
+            name: "NetworkSchedulerOpenAPI",
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .testTarget(
             name: "IntegrationsTests",
             dependencies: [
                 "NetworkSchedulerAsyncHTTPClient", "NetworkSchedulerLogging", "NetworkSchedulerMetrics",
+                "NetworkSchedulerOpenAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTesting", package: library),
                 .product(name: "InMemoryLogging", package: "swift-log"),

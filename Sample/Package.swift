@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
         .target(
@@ -47,6 +48,14 @@ let package = Package(
         .target(
             name: "SocialApp",
             dependencies: [.product(name: "NetworkScheduler", package: library)]
+        ),
+        // The social API's client, made by swift-openapi-generator from `openapi.yaml` and
+        // committed (scripts/generate-openapi.sh makes it again): its build plugin would build
+        // the generator on every clean build.
+        .target(
+            name: "SocialOpenAPI",
+            dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"]
         ),
         .executableTarget(
             name: "FriendsDemo",
@@ -76,13 +85,15 @@ let package = Package(
         .testTarget(
             name: "SampleTests",
             dependencies: [
-                "SocialServer", "SocialApp", "Gateway",
+                "SocialServer", "SocialApp", "Gateway", "SocialOpenAPI",
                 // Its binary is the client process the outbox's crash test kills.
                 "OutboxChild",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTesting", package: library),
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
+                .product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]

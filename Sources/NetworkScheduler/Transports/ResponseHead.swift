@@ -92,6 +92,23 @@ public struct ResponseHead: Sendable, Equatable {
         }
     }
 
+    /// Every header field: in the order they came, a repeated name once per value, when its
+    /// transport read them so; a repeated name's values joined with ", " when it gave a
+    /// dictionary (URLSession's `HTTPURLResponse` among them), in no set order.
+    public var headerFields: [(name: String, value: String)] {
+        switch fields {
+        case .foundation(let response):
+            return response.allHeaderFields.compactMap { field in
+                guard let name = field.key as? String, let value = field.value as? String else { return nil }
+                return (name, value)
+            }
+        case .plain(let headers, _):
+            return headers.map { ($0.key, $0.value) }
+        case .list(let list, _):
+            return list
+        }
+    }
+
     /// Every header field, by its name in lower case.
     var lowercasedHeaders: [String: String] {
         var headers: [String: String] = [:]
