@@ -42,6 +42,11 @@ public struct APIClient: Sendable {
     /// Changes each request of this client as each of its attempts starts (a signature, a
     /// header computed then); none by default. See ``RequestAdapter``.
     public var requestAdapter: RequestAdapter?
+    /// Gives the fields that carry each caller's context (a trace's `traceparent`) to this
+    /// client's server, read as the caller is sent; none by default. See ``ContextPropagation``.
+    public var contextPropagation: (any ContextPropagation)? {
+        didSet { refreshDefaults() }
+    }
     /// The settings above that every request starts from, made once and shared by them all.
     private var defaults: ClientDefaults
 
@@ -72,11 +77,13 @@ public struct APIClient: Sendable {
         self.sendsIdempotencyKeys = sendsIdempotencyKeys
         self.authenticator = authenticator
         self.bearerToken = bearerToken
-        defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
+        defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout,
+                                  contextPropagation: contextPropagation)
     }
 
     private mutating func refreshDefaults() {
-        defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout)
+        defaults = ClientDefaults(baseURL: baseURL, headers: defaultHeaders, bearerToken: bearerToken, timeout: timeout,
+                                  contextPropagation: contextPropagation)
     }
 
     /// A resource bound to this client (its base URL, headers and token), ready for its scheduler.

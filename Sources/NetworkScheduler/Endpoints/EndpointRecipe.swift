@@ -12,18 +12,23 @@ final class ClientDefaults: Sendable {
     let headers: HeaderFields
     let bearerToken: @Sendable () -> String?
     let timeout: TimeInterval
-    /// The names of the default headers, which a redirect to another origin drops.
+    /// Gives each caller's context fields, if the client has it.
+    let contextPropagation: (any ContextPropagation)?
+    /// The names of the default headers and the context fields, which a redirect to another
+    /// origin drops.
     let originBoundHeaders: [String]
     /// Why every request of the client fails, if its base URL or default headers are not
     /// valid: checked once, here, not on every request.
     let invalid: ServiceError?
 
-    init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval) {
+    init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval,
+         contextPropagation: (any ContextPropagation)? = nil) {
         self.baseURL = baseURL
         baseHost = PreparedRequest.hostKey(of: baseURL)
         plainBase = APIClient.plainBase(of: baseURL)
         self.headers = HeaderFields(headers)
-        originBoundHeaders = Array(headers.keys)
+        self.contextPropagation = contextPropagation
+        originBoundHeaders = Array(headers.keys) + (contextPropagation?.fieldNames ?? [])
         self.bearerToken = bearerToken
         self.timeout = timeout
         do throws(ServiceError) {
@@ -58,11 +63,15 @@ struct EndpointRecipe: Sendable {
         timeout = resource.timeout
     }
 
+    /// Gives each caller's context fields, if its client has it.
+    var contextPropagation: (any ContextPropagation)? { defaults.contextPropagation }
+
     /// The request as its parts, which the scheduler turns into a `URLRequest` only when it
-    /// starts; the bearer token is read now. The client's token and default headers go only
-    /// to its own origin (a resource may name an absolute URL elsewhere, a CDN's); what the
-    /// caller, the client or the token provider gave is checked before it can reach the wire.
-    func prepare() throws(ServiceError) -> PreparedRequest {
+    /// starts; the bearer token is read now. The client's token, default headers and the
+    /// caller's `context` fields go only to its own origin (a resource may name an absolute
+    /// URL elsewhere, a CDN's); what the caller, the client or the token provider gave is
+    /// checked before it can reach the wire.
+    func prepare(context: [(name: String, value: String)] = []) throws(ServiceError) -> PreparedRequest {
         if let invalid = defaults.invalid { throw invalid }
         try HTTPSyntax.checkMethod(method.rawValue)
         let (url, host) = try location()
@@ -75,6 +84,11 @@ struct EndpointRecipe: Sendable {
                 throw .invalidRequest(reason: "the bearer token has a control character, such as a line break")
             }
             headers["Authorization"] = "Bearer \(token)"
+        }
+        if isOwnOrigin, !context.isEmpty {
+            let fields = Dictionary(context, uniquingKeysWith: { _, last in last })
+            try HTTPSyntax.checkHeaders(fields)
+            for (name, value) in fields { headers[name] = value }
         }
         var requestBody: RequestBody?
         if let body {

@@ -156,10 +156,17 @@ final class Submission: Sendable, Equatable {
                         originBoundHeaders: originBoundHeaders)
     }
 
-    /// The request as the scheduler keeps it, with the bearer token as it is now.
-    func prepare() throws(ServiceError) -> PreparedRequest {
+    /// What gives its caller's context fields, if its client has it.
+    var contextPropagation: (any ContextPropagation)? {
+        if case .recipe(let recipe) = source { return recipe.contextPropagation }
+        return nil
+    }
+
+    /// The request as the scheduler keeps it, with the bearer token as it is now, and its
+    /// caller's `context` fields (on its client's origin).
+    func prepare(context: [(name: String, value: String)] = []) throws(ServiceError) -> PreparedRequest {
         switch source {
-        case .recipe(let recipe): try recipe.prepare()
+        case .recipe(let recipe): try recipe.prepare(context: context)
         case .urlRequest(let request): try .checked(request)
         }
     }

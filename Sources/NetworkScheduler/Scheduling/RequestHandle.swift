@@ -59,6 +59,9 @@ public final class RequestHandle: @unchecked Sendable {
 
     let scheduler: RequestScheduler
     let submission: Submission
+    /// The fields that carry its context to its server, read as it was sent
+    /// (``ContextPropagation``).
+    let contextFields: [(name: String, value: String)]
     /// The group that lists this caller until it ends; weak, so that releasing a group still
     /// cancels it.
     weak let group: RequestGroup?
@@ -131,9 +134,11 @@ public final class RequestHandle: @unchecked Sendable {
         submission: Submission,
         group: RequestGroup?,
         callbacks: CallbackQueue?,
+        contextFields: [(name: String, value: String)] = [],
         deliver: @escaping @Sendable (CallResult, RequestHandle) -> RequestHandle.Outcome?
     ) {
         self.id = id
+        self.contextFields = contextFields
         state = Locked(State(priority: priority))
         self.scheduler = scheduler
         self.submission = submission

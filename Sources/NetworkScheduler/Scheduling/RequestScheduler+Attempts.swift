@@ -66,7 +66,10 @@ extension RequestScheduler {
             }
             let rebuilt: Result<PreparedRequest, ServiceError>
             do throws(ServiceError) {
-                var request = try refresh.submission.prepare()
+                let context = (refresh.submission.contextPropagation?.fieldNames ?? []).compactMap { name in
+                    refresh.request.header(name).map { (name: name, value: $0) }
+                }
+                var request = try refresh.submission.prepare(context: context)
                 if let key = refresh.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
                 rebuilt = .success(request)
             } catch {

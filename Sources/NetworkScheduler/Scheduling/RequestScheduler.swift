@@ -210,13 +210,23 @@ public final class RequestScheduler: Sendable {
         callbacks: CallbackQueue?,
         completion: Completion<Model>
     ) -> RequestHandle {
-        RequestHandle(
-            id: nextID(),
+        let id = nextID()
+        // Read here, on the sender's thread and in its task, where its context is.
+        var contextFields: [(name: String, value: String)] = []
+        if let propagation = request.submission.contextPropagation {
+            let target = request.submission.target
+            contextFields = propagation.fields(for: RequestEvent.Caller(id: id, priority: priority, method: target.method,
+                                                                        url: RequestEvent.loggable(target.url),
+                                                                        callNumber: nil, dependencies: []))
+        }
+        return RequestHandle(
+            id: id,
             priority: priority,
             scheduler: self,
             submission: request.submission,
             group: group,
-            callbacks: callbacks
+            callbacks: callbacks,
+            contextFields: contextFields
         ) { callResult, handle in
             completion.deliver(callResult, to: handle, readingWith: request)
         }
@@ -306,7 +316,7 @@ public final class RequestScheduler: Sendable {
     private func submit(_ handle: RequestHandle, listingIn group: RequestGroup? = nil) {
         var request: PreparedRequest
         do throws(ServiceError) {
-            request = try handle.submission.prepare()
+            request = try handle.submission.prepare(context: handle.contextFields)
         } catch {
             fail(handle, with: error)
             return

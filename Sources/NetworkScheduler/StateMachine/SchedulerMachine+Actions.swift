@@ -42,6 +42,9 @@ extension SchedulerMachine {
         let rejected: String?
         /// The `Idempotency-Key` the call carries, which its rebuilt request carries again.
         let idempotencyKey: String?
+        /// The request it was sent with, whose context fields (``ContextPropagation``) its
+        /// rebuilt request carries again.
+        let request: PreparedRequest
         /// The most seconds the call waits for the new token: its request's timeout.
         let patience: Seconds
     }
