@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "NetworkSchedulerLogging", targets: ["NetworkSchedulerLogging"]),
         .library(name: "NetworkSchedulerMetrics", targets: ["NetworkSchedulerMetrics"]),
         .library(name: "NetworkSchedulerOpenAPI", targets: ["NetworkSchedulerOpenAPI"]),
+        .library(name: "NetworkSchedulerTracing", targets: ["NetworkSchedulerTracing"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -66,11 +68,19 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
+        .target(
+            name: "NetworkSchedulerTracing",
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
         .testTarget(
             name: "IntegrationsTests",
             dependencies: [
                 "NetworkSchedulerAsyncHTTPClient", "NetworkSchedulerLogging", "NetworkSchedulerMetrics",
-                "NetworkSchedulerOpenAPI",
+                "NetworkSchedulerOpenAPI", "NetworkSchedulerTracing",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NetworkScheduler", package: library),
