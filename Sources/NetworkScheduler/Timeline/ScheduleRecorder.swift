@@ -36,6 +36,8 @@ public final class ScheduleRecorder: RequestEvent.Monitor {
     }
 
     /// Notes `event` with the time now.
+    ///
+    /// - Parameter event: what happened.
     public func record(_ event: RequestEvent) {
         let uptime = clock.uptimeNanoseconds
         state.withLock { state in
