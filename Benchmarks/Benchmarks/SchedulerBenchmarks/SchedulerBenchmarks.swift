@@ -27,6 +27,8 @@ let benchmarks: @Sendable () -> Void = {
     registerDownloads()
     registerOutboxEnqueue()
     registerCacheHits()
+    registerOpenAPIClients(concurrency: 8)
+    registerOpenAPIClients(concurrency: 64)
 }
 
 /// A metric a benchmark reports itself; `prefersLarger` for ratios where more is better.
