@@ -135,6 +135,30 @@ import FoundationXML
         #expect(marks.contains("probing"))
     }
 
+    /// A caller that leaves a shared call at its own deadline ends alone: the call's attempt
+    /// goes on for the other, until the answer.
+    @Test func aCallerLeavingAtItsDeadlineDoesNotEndItsSharedCallsAttempt() async throws {
+        let clock = VirtualClock()
+        let (harness, recorder) = Self.harness(clock, budget: 2)
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "a").within(1), completion: outcomes.completion("hasty"))
+        harness.api.send(Resource<User>(path: "a"), completion: outcomes.completion("patient"))
+        await harness.events.joined.wait(for: 1)
+        await harness.transport.arrivals.wait(for: 1)
+        clock.advance(by: 1)
+        await harness.events.ended.wait(for: 1)
+        clock.advance(by: 1)
+        harness.transport.release(path: "/v1/a", with: .json(userJSON))
+        await outcomes.wait(for: 2)
+        await harness.events.ended.wait(for: 2)
+
+        let trace = try #require(try JSONSerialization.jsonObject(with: recorder.timeline().traceEvents()) as? [String: Any])
+        let slices = (trace["traceEvents"] as? [[String: Any]] ?? []).filter { $0["ph"] as? String == "X" }
+        let wire = try #require(slices.first { $0["cat"] as? String == "wire" })
+        #expect(wire["dur"] as? Int == 2_000_000)
+        #expect(slices.count { $0["cat"] as? String == "wire" } == 1)
+    }
+
     @Test func textThatXMLForbidsIsEscaped() async {
         let clock = VirtualClock()
         let (harness, recorder) = Self.harness(clock, budget: 2, reply: { _ in .json(userJSON) })

@@ -107,7 +107,10 @@ public final class RequestTracing: RequestEvent.Monitor, ContextPropagation, @un
     }
 
     private func end(_ caller: RequestEvent.Caller, metrics: ResponseMetrics?, error: ServiceError?, at now: DefaultTracerClock.Instant) {
-        let (trace, attempt) = withState { $0.leave(caller.id, endsAttempt: error != .cancelled) }
+        // Cancelled, or at its own deadline, a caller leaves alone; any other outcome is its
+        // call's answer, which ends the attempt.
+        let endsAttempt = error != .cancelled && error != .deadlineExceeded
+        let (trace, attempt) = withState { $0.leave(caller.id, endsAttempt: endsAttempt) }
         if let attempt {
             if let status = metrics?.statusCode { attempt.attributes["http.response.status_code"] = status }
             if let error, error != .cancelled {

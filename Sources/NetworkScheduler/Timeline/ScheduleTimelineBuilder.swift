@@ -107,11 +107,13 @@ struct ScheduleTimelineBuilder {
         case let .revalidated(event, statusCode):
             calls[event.number]?.markers.append((time, "revalidated: \(statusCode)"))
         case .succeeded(let caller, let metrics), .servedFromCache(let caller, let metrics):
-            leave(caller, at: time, outcome: metrics.statusCode.map(String.init) ?? "succeeded", cacheUse: metrics.cacheUse)
+            leave(caller, at: time, outcome: metrics.statusCode.map(String.init) ?? "succeeded", endsCall: true,
+                  cacheUse: metrics.cacheUse)
         case .failed(let caller, let error, _):
-            leave(caller, at: time, outcome: "\(error)", cacheUse: .none)
+            // A caller's own deadline ends it alone; any other error is its call's answer.
+            leave(caller, at: time, outcome: "\(error)", endsCall: error != .deadlineExceeded)
         case .cancelled(let caller):
-            leave(caller, at: time, outcome: "cancelled", cacheUse: .none)
+            leave(caller, at: time, outcome: "cancelled", endsCall: false)
         case let .hostHealthChanged(host, health):
             note(host)
             if let open = pauses[host]?.indices.last, pauses[host]?[open].end == nil {
@@ -136,7 +138,10 @@ struct ScheduleTimelineBuilder {
         callerOrder.append(caller.id)
     }
 
-    private mutating func leave(_ caller: RequestEvent.Caller, at time: TimeInterval, outcome: String, cacheUse: CacheUse) {
+    /// Ends `caller`; `endsCall` when what it got is its call's answer (which ends the call's
+    /// attempt for every caller), not its own leaving.
+    private mutating func leave(_ caller: RequestEvent.Caller, at time: TimeInterval, outcome: String, endsCall: Bool,
+                                cacheUse: CacheUse = .none) {
         guard var trace = callers[caller.id], let call = calls[trace.callNumber] else {
             // Answered by the cache without a call: a mark on its host's track.
             let host = Self.host(of: caller.url)
@@ -148,8 +153,7 @@ struct ScheduleTimelineBuilder {
         trace.outcome = outcome
         callers[caller.id] = trace
         call.waiting.remove(caller.id)
-        if outcome != "cancelled" {
-            // The call's answer: its attempt ended with it.
+        if endsCall {
             call.endAttempt(at: time)
             call.outcome = call.outcome ?? outcome
             if cacheUse != .none { call.markers.append((time, "\(caller.id) \(cacheUse)")) }
