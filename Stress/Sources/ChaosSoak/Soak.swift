@@ -65,6 +65,7 @@ public enum Soak {
         let allEnded = await world.ledger.wait(timeout: configuration.quietTimeout)
         let census = await world.idleCensus(timeout: 30)
         memory.append(ResidentMemory.megabytes())
+        let schedule = world.recorder.timeline()
         return SoakReport(
             seed: configuration.seed,
             callers: world.ledger.begun,
@@ -76,6 +77,7 @@ public enum Soak {
             attempts: world.transport.counts.withLock { $0 },
             census: census,
             residentMegabytes: memory,
+            schedule: (schedule.callCount, schedule.sharedCallerCount, world.recorder.droppedEvents),
             chaosSeconds: chaosSeconds,
             totalSeconds: Date().timeIntervalSince(started)
         )
@@ -102,6 +104,9 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     public let census: [RequestScheduler.Census]
     /// Resident memory at the start, after each tenth of the callers, and at the end.
     public let residentMegabytes: [Int]
+    /// The first scheduler's timeline: its calls, the callers that joined one, and the events
+    /// its recorder had no room for.
+    public let schedule: (calls: Int, joined: Int, dropped: Int)
     public let chaosSeconds: TimeInterval
     public let totalSeconds: TimeInterval
 
@@ -126,6 +131,7 @@ public struct SoakReport: Sendable, CustomStringConvertible {
           outcomes: \(kinds)
           census (callers/calls/keys/operations) per scheduler: \(idle)\(isIdle ? " (idle)" : " (NOT IDLE)")
           resident MB: \(residentMegabytes.map(String.init).joined(separator: " → "))
+          first scheduler's timeline: \(schedule.calls) calls, \(schedule.joined) callers joined one, \(schedule.dropped) events dropped
         """
     }
 }

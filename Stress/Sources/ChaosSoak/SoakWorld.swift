@@ -24,6 +24,10 @@ struct Draft: Codable, Sendable {
 final class SoakWorld: Sendable {
     let ledger = Ledger()
     let transport: ChaosTransport
+    /// The first scheduler's schedule, so that the path a monitor takes (each caller noting
+    /// its call) runs under the chaos too, and a timeline is drawn from a chaotic run. Its
+    /// first 20,000 events only (a few MB), so that the soak's memory still tells a leak.
+    let recorder = ScheduleRecorder(limit: 20_000)
     private let random: SeededRandom
     private let schedulers: [RequestScheduler]
     /// Each scheduler's plain client, then the one whose token an authenticator refreshes.
@@ -65,6 +69,7 @@ final class SoakWorld: Sendable {
         // short pauses; and the cache.
         configurations[0].hostHealth = HostHealth.Policy(maximumPause: 0.2)
         configurations[0].cache = ResponseCache(memoryCapacity: 1 << 20)
+        configurations[0].eventMonitors = [recorder]
         // A breaker and an adaptive budget; a rate limit; a network that comes and goes.
         configurations[1].hostHealth = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 0.05, maximumPause: 0.2,
                                                          adaptsBudget: true)
@@ -84,6 +89,8 @@ final class SoakWorld: Sendable {
         clients.append(APIClient(baseURL: URL(string: "https://b.test/v1")!, scheduler: schedulers[2], timeout: 0.5,
                                  authenticator: authenticator))
         clients.append(APIClient(baseURL: URL(string: "https://b.test/v1")!, scheduler: schedulers[1], timeout: 0.5))
+        // Context fields on every caller of the first scheduler's client, read as each is sent.
+        clients[0].contextPropagation = CallerTrace()
         self.clients = clients
         groups = Mutex((0..<6).map { _ in RequestGroup() })
     }
@@ -318,5 +325,15 @@ final class FlappingNetwork: ConnectivityMonitor {
             return state.onChange
         }
         onChange?(connected)
+    }
+}
+
+/// A `traceparent` naming each caller, as a tracer's propagation gives one.
+struct CallerTrace: ContextPropagation {
+    var fieldNames: Set<String> { ["traceparent"] }
+
+    func fields(for caller: RequestEvent.Caller) -> [(name: String, value: String)] {
+        let id = String(caller.id.description.dropFirst())
+        return [("traceparent", "00-\(String(repeating: "0", count: max(0, 32 - id.count)))\(id)-00000000000000aa-01")]
     }
 }
