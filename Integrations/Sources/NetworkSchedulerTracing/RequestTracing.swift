@@ -11,7 +11,8 @@ import Tracing
 /// the server in the tracer's fields (`traceparent` and `tracestate` with a W3C propagator),
 /// on its client's own origin only.
 ///
-/// It is both the scheduler's event monitor and its clients' context propagation:
+/// It is both the scheduler's event monitor and its clients' context propagation, and needs to
+/// be both: a span it starts as a caller is sent ends with the caller's event.
 ///
 /// ```swift
 /// let tracing = RequestTracing() // InstrumentationSystem.tracer, as bootstrapped

@@ -38,7 +38,7 @@ extension ScheduleTimeline {
             // The start binds to the slice it ends, the finish to the one it enters.
             events.append(["ph": "s", "name": flow.kind.rawValue, "cat": flow.kind.rawValue, "id": id + 1,
                            "pid": flow.from.track + 1, "tid": flow.from.row + 1,
-                           "ts": Self.microseconds(flow.from.time) - 1])
+                           "ts": max(Self.microseconds(flow.from.time) - 1, 0)])
             events.append(["ph": "f", "bp": "e", "name": flow.kind.rawValue, "cat": flow.kind.rawValue, "id": id + 1,
                            "pid": flow.to.track + 1, "tid": flow.to.row + 1, "ts": Self.microseconds(flow.to.time)])
         }
