@@ -97,6 +97,8 @@ final class SoakWorld: Sendable {
 
     func tearDown() {
         try? FileManager.default.removeItem(at: downloads)
+        // The handles kept for `after:` hold their completions, which hold this world.
+        recent.withLock { $0.removeAll() }
     }
 
     // MARK: - Callers
