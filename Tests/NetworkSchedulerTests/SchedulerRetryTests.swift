@@ -31,6 +31,28 @@ import NetworkSchedulerTesting
         #expect(harness.metrics.snapshot.retries == 2)
     }
 
+    /// A monitor hears a call's retry before the start of the attempt it leads to, though that
+    /// attempt starts on another thread at once: each call's events come in the order they
+    /// happened (a timeline or a trace builds on it).
+    @Test func aMonitorHearsARetryBeforeTheAttemptItStarts() async {
+        var outOfOrder: [Int] = []
+        for round in 0..<200 {
+            let answers = Counter()
+            let story = EventLog<String>()
+            let harness = Harness(retryPolicy: Self.quick, reply: { _ in
+                answers.next() == 1 ? .serverError(503) : .json(userJSON)
+            }) { configuration in
+                configuration.eventMonitors.append(CallStory(log: story))
+            }
+            let outcomes = Outcomes<User>()
+            harness.api.send(Resource<User>(path: "me"), completion: outcomes.completion("me"))
+            await outcomes.wait(for: 1)
+            let told = await story.wait(for: 4)
+            if told != ["started", "retried", "started", "succeeded"] { outOfOrder.append(round) }
+        }
+        #expect(outOfOrder.isEmpty, "a retry was told after the attempt it started in rounds \(outOfOrder)")
+    }
+
     @Test func anAttemptPastItsDeadlineIsJudgedOnceThoughItsTransportReportsItsOwnTimeoutLater() async {
         let asked = EventLog<ServiceError?>()
         let policy = Self.quick.deciding { attempt in
@@ -202,5 +224,19 @@ private final class LateTransport: HTTPTransport, @unchecked Sendable {
 
     func report(_ result: Result<TransportResponse, any Error>) {
         completion.withLock { $0 }?(result)
+    }
+}
+
+/// Logs the kind of each event about calls and their callers' ends, in the order heard.
+private struct CallStory: RequestEvent.Monitor {
+    let log: EventLog<String>
+
+    func record(_ event: RequestEvent) {
+        switch event {
+        case .started: log.append("started")
+        case .retried: log.append("retried")
+        case .succeeded: log.append("succeeded")
+        default: break
+        }
     }
 }

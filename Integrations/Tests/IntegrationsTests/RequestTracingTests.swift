@@ -46,6 +46,8 @@ private struct User: Codable, Sendable {
     private let tracing: RequestTracing
     private let stub: StubTransport
     private let api: APIClient
+    /// The callers that joined a call, as the scheduler told them.
+    private let joined = JoinedCallers()
 
     init() {
         self.init(reply: { _ in .json(#"{"id": 1}"#) })
@@ -54,9 +56,9 @@ private struct User: Codable, Sendable {
     private init(retryPolicy: RetryPolicy = .never, reply: @escaping @Sendable (URLRequest) -> StubResponse) {
         tracing = RequestTracing(tracer: tracer)
         stub = StubTransport(reply: reply)
-        let scheduler = RequestScheduler { [tracing, stub] in
+        let scheduler = RequestScheduler { [tracing, stub, joined] in
             $0.transport = stub
-            $0.eventMonitors = [tracing]
+            $0.eventMonitors = [tracing, joined]
             $0.retryPolicy = retryPolicy
         }
         var api = APIClient(baseURL: URL(string: "https://api.test/v1")!, scheduler: scheduler)
@@ -64,11 +66,9 @@ private struct User: Codable, Sendable {
         self.api = api
     }
 
-    private func finished(_ count: Int) async -> [FinishedInMemorySpan] {
-        // A caller's span ends as its event is told, after its completion.
-        for _ in 0..<1_000 where tracer.tracer.finishedSpans.count < count { await Task.yield() }
-        return tracer.tracer.finishedSpans
-    }
+    /// The spans ended so far. An awaiting caller's end is told before its `value(for:)`
+    /// returns, and its attempt's span ends with it: nothing is left to wait for.
+    private var finished: [FinishedInMemorySpan] { tracer.tracer.finishedSpans }
 
     @Test func aCallersSpanIsTheChildOfItsTasksSpanAndItsAttemptsSpanItsChild() async throws {
         let screen = tracer.startSpan("screen", context: .topLevel, ofKind: .internal, at: DefaultTracerClock.now,
@@ -78,7 +78,7 @@ private struct User: Codable, Sendable {
         }
         screen.end()
 
-        let spans = await finished(3)
+        let spans = finished
         let caller = try #require(spans.first { $0.attributes.get("networkscheduler.caller") != nil })
         let attempt = try #require(spans.first { $0.attributes.get("networkscheduler.attempt") != nil })
         #expect(caller.parentSpanID == screen.spanContext.spanID)
@@ -97,7 +97,7 @@ private struct User: Codable, Sendable {
         _ = try await api.value(for: Resource<User>(path: "https://cdn.test/user"))
 
         let arrivals = await stub.arrivals.wait(for: 2)
-        let spans = await finished(4)
+        let spans = finished
         let caller = try #require(spans.first { $0.attributes.get("url.full") == .string("https://api.test/v1/me")
             && $0.attributes.get("networkscheduler.caller") != nil })
         #expect(arrivals[0].request.value(forHTTPHeaderField: "traceparent") == "00-\(caller.traceID)-\(caller.spanID)-01")
@@ -110,14 +110,14 @@ private struct User: Codable, Sendable {
         let first = Task { try await held.api.value(for: Resource<User>(path: "me")) }
         await held.stub.arrivals.wait(for: 1)
         let second = Task { try await held.api.reply(for: Resource<User>(path: "me")) }
-        for _ in 0..<10_000 where held.tracer.tracer.activeSpans.count < 3 { await Task.yield() }
+        await held.joined.log.wait(for: 1)
         // Both callers and the attempt are open: the second joined.
         #expect(held.tracer.tracer.activeSpans.count == 3)
         held.stub.release(path: "/v1/me", with: .json(#"{"id": 1}"#))
         _ = try await first.value
         #expect(try await second.value.wasShared)
 
-        let spans = await held.finished(3)
+        let spans = held.finished
         let callers = spans.filter { $0.attributes.get("networkscheduler.caller") != nil }
         let attempt = try #require(spans.first { $0.attributes.get("networkscheduler.attempt") != nil })
         #expect(callers.count == 2)
@@ -136,7 +136,7 @@ private struct User: Codable, Sendable {
 
         _ = try await flaky.api.value(for: Resource<User>(path: "me"))
 
-        let spans = await flaky.finished(3)
+        let spans = flaky.finished
         let attempts = spans.filter { $0.attributes.get("networkscheduler.attempt") != nil }
             .sorted { ($0.attributes.get("networkscheduler.attempt") == .int64(1)) && !($1.attributes.get("networkscheduler.attempt") == .int64(1)) }
         let caller = try #require(spans.first { $0.attributes.get("networkscheduler.caller") != nil })
@@ -160,5 +160,14 @@ private final class Locked503s: @unchecked Sendable {
         defer { lock.unlock() }
         defer { answered = true }
         return !answered
+    }
+}
+
+/// Logs each caller that joins a call, for a test to wait on.
+private final class JoinedCallers: RequestEvent.Monitor {
+    let log = EventLog<RequestHandle.ID>()
+
+    func record(_ event: RequestEvent) {
+        if case .joined(let caller) = event { log.append(caller.id) }
     }
 }

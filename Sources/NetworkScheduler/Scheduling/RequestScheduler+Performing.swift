@@ -14,13 +14,18 @@ extension RequestScheduler {
         var reprioritized = SmallBatch<(DataTaskOperation, RequestPriority)>()
     }
 
-    /// What the machine left for after the lock: the operations found under it, the
-    /// attempts it started, then the rest, in ``SchedulerMachine/Actions/Unlocked``'s order.
+    /// What the machine left for after the lock: the operations found under it, what the
+    /// monitors hear of the attempts it lets start, those attempts, then the rest, in
+    /// ``SchedulerMachine/Actions/Unlocked``'s order.
     func perform(_ actions: Machine.Actions, _ effects: OperationEffects) {
         for operation in effects.cancels { operation.cancel() }
         for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
-        if actions.locked.starts.count > 0 { run(actions.locked.starts) }
         let unlocked = actions.unlocked
+        // Before the attempts start: a monitor hears of a call's retry, promotion or host's
+        // probe before the attempt that follows it (whose start it hears on that attempt's
+        // thread), so that each call's events come in the order they happened.
+        tellMonitors(unlocked)
+        if actions.locked.starts.count > 0 { run(actions.locked.starts) }
         for step in unlocked.progress { step.caller.progressed(step.progress) }
         if !unlocked.cancelled.isEmpty {
             RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
@@ -28,18 +33,22 @@ extension RequestScheduler {
         if unlocked.deliveries.count > 0 {
             RequestHandle.complete(unlocked.deliveries)
         }
-        for retry in unlocked.retries {
-            record(.retried(Self.eventCall(retry.request, number: retry.callNumber, callers: Self.ids(of: retry.callers)), attempt: retry.attempt,
-                            after: retry.delay, cause: Self.cause(of: retry.outcome)))
-        }
         for refresh in unlocked.refreshes { refreshToken(refresh) }
         for expiry in unlocked.expiries { judge(expiry) }
+        for kept in unlocked.kept {
+            record(.outcomeKept(Self.eventCall(kept.request, number: kept.callNumber, callers: []), kept.outcome.map(\.statusCode)))
+        }
+    }
+
+    /// The retries, promotions and host changes an event decided, for the monitors.
+    private func tellMonitors(_ unlocked: Machine.Actions.Unlocked) {
+        for retry in unlocked.retries {
+            record(.retried(Self.eventCall(retry.request, number: retry.callNumber, callers: Self.ids(of: retry.callers)),
+                            attempt: retry.attempt, after: retry.delay, cause: Self.cause(of: retry.outcome)))
+        }
         for promotion in unlocked.promotions {
             record(.promoted(Self.eventCall(promotion.request, number: promotion.callNumber, callers: Self.ids(of: promotion.callers)),
                              from: promotion.from, to: promotion.to))
-        }
-        for kept in unlocked.kept {
-            record(.outcomeKept(Self.eventCall(kept.request, number: kept.callNumber, callers: []), kept.outcome.map(\.statusCode)))
         }
         if unlocked.healthChanges.count > 0 {
             let now = clock.uptimeNanoseconds
