@@ -44,17 +44,6 @@ import Testing
     }
 
     @Test func theArticleShowsThisFilesCodeAsWritten() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let article = try String(contentsOf: root.appendingPathComponent(
-            "Sources/NetworkScheduler/NetworkScheduler.docc/SeeingTheSchedule.md"), encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-        let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-        #expect(blocks.count == 3)
-        for block in blocks {
-            let indented = block.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { $0.isEmpty ? "" : "        " + $0 }.joined(separator: "\n")
-            #expect(source.contains(indented), "the article shows code this file does not compile:\n\(block)")
-        }
+        try expectArticle("SeeingTheSchedule", blocks: 3, indentation: 8)
     }
 }

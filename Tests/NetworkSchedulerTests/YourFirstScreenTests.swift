@@ -90,14 +90,5 @@ import Testing
 }
 
 @Test func theArticleShowsThisFilesCodeAsWritten() throws {
-    let here = URL(fileURLWithPath: #filePath)
-    let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let article = try String(contentsOf: root.appendingPathComponent(
-        "Sources/NetworkScheduler/NetworkScheduler.docc/YourFirstScreen.md"), encoding: .utf8)
-    let source = try String(contentsOf: here, encoding: .utf8)
-    let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-    #expect(blocks.count == 2)
-    for block in blocks {
-        #expect(source.contains(block), "the article shows code this file does not compile:\n\(block)")
-    }
+    try expectArticle("YourFirstScreen", blocks: 2)
 }

@@ -26,6 +26,8 @@ import OpenAPIRuntime
 /// it is written to as it is read. An answer is read whole (so that identical calls can share
 /// it, and the cache keep it) unless it streams
 /// (``SchedulingOptions/streamsResponse``): then its body reaches the client as it arrives.
+/// Each call is tagged `openapi:` and its operation's ID, so that
+/// `scheduler.cancel { $0.tags.contains("openapi:getFeed") }` cancels an operation's calls.
 public struct SchedulerClientTransport: ClientTransport {
     /// The client whose scheduler runs the calls, and whose headers and token they carry on
     /// its origin.
@@ -53,7 +55,8 @@ public struct SchedulerClientTransport: ClientTransport {
     /// Sends one operation's request and returns its answer.
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String)
         async throws -> (HTTPResponse, HTTPBody?) {
-        let options = defaults(operationID).overridden(by: SchedulingScope.current)
+        var options = defaults(operationID).overridden(by: SchedulingScope.current)
+        options.tags.insert("openapi:\(operationID)")
         let url = try HTTPConversion.url(of: request, baseURL: baseURL)
         var headers = HTTPConversion.headers(of: request.headerFields)
         let contentType = headers.removeValue(forKey: HTTPField.Name.contentType.rawName) ?? "application/octet-stream"
@@ -65,7 +68,7 @@ public struct SchedulerClientTransport: ClientTransport {
         var resource = Resource<Data>(HTTPConversion.verb(of: request), path: url, headers: headers, body: spooled?.body,
                                       acceptableStatusCodes: 100..<1000, deduplication: options.deduplication)
         resource.cachePolicy = options.cachePolicy
-        resource.tags = options.tags.union(["openapi:\(operationID)"])
+        resource.tags = options.tags
         if let deadline = options.deadline { resource = resource.within(deadline) }
         let reply = try await client.reply(for: resource, priority: options.priority, group: options.group,
                                            after: options.dependencies)

@@ -28,7 +28,8 @@ public struct SchedulingOptions: Sendable {
     public var cachePolicy: CachePolicy
     /// Whether identical calls in flight share one network call.
     public var deduplication: Deduplication
-    /// Tags, for ``RequestScheduler/cancel(tagged:)`` and the monitors.
+    /// Tags, which `RequestScheduler.cancel(where:)` can read (`$0.tags`). Each call is also
+    /// tagged `openapi:` and its operation's ID.
     public var tags: Set<String>
     /// Whether the answer's body reaches the generated client as it arrives (neither shared
     /// with identical calls nor cached) or once it is whole; nil decides by the request's

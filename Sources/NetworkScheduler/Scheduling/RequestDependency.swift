@@ -36,4 +36,10 @@ enum Prerequisite {
         default: self = .unsupported(String(describing: type(of: dependency)))
         }
     }
+
+    /// The request it is, if it is one.
+    var request: RequestHandle? {
+        if case .request(let handle) = self { return handle }
+        return nil
+    }
 }

@@ -115,6 +115,15 @@ extension RequestEvent {
     }
 }
 
+extension RequestEvent.Caller {
+    /// The caller `id` sending `target` (a submission's method and URL), as events show it.
+    init(id: RequestHandle.ID, priority: RequestPriority, target: (method: String, url: URL?), callNumber: Int? = nil,
+         dependencies: [RequestHandle.ID] = []) {
+        self.init(id: id, priority: priority, method: target.method, url: RequestEvent.loggable(target.url),
+                  callNumber: callNumber, dependencies: dependencies)
+    }
+}
+
 extension RequestEvent {
     /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
     /// never under the scheduler's lock: keep it quick and thread-safe.

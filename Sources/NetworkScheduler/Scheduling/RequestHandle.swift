@@ -231,10 +231,9 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// This caller as its events name it.
     var eventCaller: RequestEvent.Caller {
-        let target = submission.target
         let (priority, callNumber, dependencies) = state.withLock { ($0.priority, $0.callNumber, $0.dependencies) }
-        return RequestEvent.Caller(id: id, priority: priority, method: target.method, url: RequestEvent.loggable(target.url),
-                                   callNumber: callNumber, dependencies: dependencies)
+        return RequestEvent.Caller(id: id, priority: priority, target: submission.target, callNumber: callNumber,
+                                   dependencies: dependencies)
     }
 
     /// Notes, for its events, the call it made or joined.

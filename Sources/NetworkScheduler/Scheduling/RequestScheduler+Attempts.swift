@@ -64,18 +64,7 @@ extension RequestScheduler {
                 self?.tokenRefreshed(refresh.call, rebuilt: .failure(.authenticationFailed(cause: error)))
                 return
             }
-            let rebuilt: Result<PreparedRequest, ServiceError>
-            do throws(ServiceError) {
-                let context = (refresh.submission.contextPropagation?.fieldNames ?? []).compactMap { name in
-                    refresh.request.header(name).map { (name: name, value: $0) }
-                }
-                var request = try refresh.submission.prepare(context: context)
-                if let key = refresh.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
-                rebuilt = .success(request)
-            } catch {
-                rebuilt = .failure(error)
-            }
-            self?.tokenRefreshed(refresh.call, rebuilt: rebuilt)
+            self?.tokenRefreshed(refresh.call, rebuilt: Result { () throws(ServiceError) in try refresh.rebuiltRequest() })
         }
     }
 
@@ -93,5 +82,18 @@ extension RequestScheduler {
         case .failure(let error):
             error
         }
+    }
+}
+
+extension SchedulerMachine.TokenRefresh {
+    /// The call's request built again with the new token, carrying the `Idempotency-Key` and
+    /// the context fields (``ContextPropagation``) it was sent with.
+    func rebuiltRequest() throws(ServiceError) -> PreparedRequest {
+        let context = (submission.contextPropagation?.fieldNames ?? []).compactMap { name in
+            request.header(name).map { (name: name, value: $0) }
+        }
+        var rebuilt = try submission.prepare(context: context)
+        if let key = request.header("idempotency-key") { rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
+        return rebuilt
     }
 }

@@ -212,13 +212,8 @@ public final class RequestScheduler: Sendable {
     ) -> RequestHandle {
         let id = nextID()
         // Read here, on the sender's thread and in its task, where its context is.
-        var contextFields: [(name: String, value: String)] = []
-        if let propagation = request.submission.contextPropagation {
-            let target = request.submission.target
-            contextFields = propagation.fields(for: RequestEvent.Caller(id: id, priority: priority, method: target.method,
-                                                                        url: RequestEvent.loggable(target.url),
-                                                                        callNumber: nil, dependencies: []))
-        }
+        let contextFields = request.submission.contextPropagation?
+            .fields(for: RequestEvent.Caller(id: id, priority: priority, target: request.submission.target)) ?? []
         return RequestHandle(
             id: id,
             priority: priority,
@@ -246,10 +241,7 @@ public final class RequestScheduler: Sendable {
             return
         }
         if !configuration.eventMonitors.isEmpty {
-            handle.waits(for: prerequisites.compactMap { prerequisite in
-                if case .request(let dependency) = prerequisite { return dependency.id }
-                return nil
-            })
+            handle.waits(for: prerequisites.compactMap { $0.request?.id })
         }
         let now = clock.uptimeNanoseconds
         feed { machine in
@@ -258,10 +250,7 @@ public final class RequestScheduler: Sendable {
             // priority while it waits for them (one that has not entered its machine yet
             // inherits nothing, nor does an operation).
             let isSuspended = handle.group?.insert(handle) ?? false
-            let waited = prerequisites.compactMap { prerequisite -> DependencyID? in
-                if case .request(let dependency) = prerequisite { return dependency.dependencyID }
-                return nil
-            }
+            let waited = prerequisites.compactMap { $0.request?.dependencyID }
             let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
                                             waitingFor: waited, host: handle.url.flatMap(PreparedRequest.hostKey(of:)).map {
                                                 Machine.lineName(of: $0, opensStream: handle.submission.opensStream)
@@ -342,21 +331,23 @@ public final class RequestScheduler: Sendable {
             case .created: record(.enqueued(handle.eventCaller))
             }
         }) { machine in
+            let attachment: Machine.Attachment
+            let actions: Machine.Actions
             if let id = handle.callerID {
-                let (attachment, actions) = machine.attach(id, request: request, submission: handle.submission, key: key,
-                                                           idempotencyKey: idempotencyKey, now: now)
-                if isMonitored, let call = attachment.call { handle.attached(toCall: machine.number(of: call)) }
-                return (attachment, actions)
-            }
-            // Listed as it enters the machine: see `RequestGroup.insert`.
-            let isSuspended = group?.insert(handle) ?? false
-            let (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
+                (attachment, actions) = machine.attach(id, request: request, submission: handle.submission, key: key,
+                                                       idempotencyKey: idempotencyKey, now: now)
+            } else {
+                // Listed as it enters the machine: see `RequestGroup.insert`.
+                let isSuspended = group?.insert(handle) ?? false
+                let id: CallerID
+                (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
                                                            request: request,
                                                            submission: handle.submission, key: key,
                                                            idempotencyKey: idempotencyKey,
                                                            deadline: Self.deadline(of: handle.submission, sentAt: now),
                                                            now: now)
-            handle.callerID = id
+                handle.callerID = id
+            }
             if isMonitored, let call = attachment.call { handle.attached(toCall: machine.number(of: call)) }
             return (attachment, actions)
         }

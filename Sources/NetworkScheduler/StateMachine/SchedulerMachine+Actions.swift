@@ -40,10 +40,8 @@ extension SchedulerMachine {
         let submission: Submission
         /// The token the server rejected.
         let rejected: String?
-        /// The `Idempotency-Key` the call carries, which its rebuilt request carries again.
-        let idempotencyKey: String?
-        /// The request it was sent with, whose context fields (``ContextPropagation``) its
-        /// rebuilt request carries again.
+        /// The request it was sent with, whose `Idempotency-Key` and context fields
+        /// (``ContextPropagation``) its rebuilt request carries again.
         let request: PreparedRequest
         /// The most seconds the call waits for the new token: its request's timeout.
         let patience: Seconds
@@ -122,7 +120,9 @@ extension SchedulerMachine {
             var armTimer: UInt64?
         }
 
-        /// What the scheduler does after releasing its lock, in this order.
+        /// What the scheduler does after releasing its lock: the monitors hear of retries,
+        /// promotions and host changes before the attempts of ``Locked/starts`` begin, so that a
+        /// call's events come in the order they happened; the callers are told after them.
         struct Unlocked {
             /// Callers that were cancelled: each gets `.cancelled`.
             var cancelled: [CallerHandle] = []

@@ -193,7 +193,7 @@ extension SchedulerMachine {
         if case .unauthorized = verdict.kind, !call.replayedWithNewToken {
             call.replayedWithNewToken = true
             actions.unlocked.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
-                                                  idempotencyKey: call.idempotencyKey, request: call.request, patience: call.request.timeout))
+                                                  request: call.request, patience: call.request.timeout))
             actions.unlocked.retries.append(Retry(call: callID, callNumber: call.number, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             return

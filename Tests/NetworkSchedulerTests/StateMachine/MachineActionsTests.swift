@@ -182,7 +182,7 @@ import Testing
 
         // Told to the monitors as a retry with no delay; the replay keeps its attempt number.
         var expected = Actions()
-        expected.unlocked.refreshes = [Machine.TokenRefresh(call: call, submission: submission, rejected: "old", idempotencyKey: nil,
+        expected.unlocked.refreshes = [Machine.TokenRefresh(call: call, submission: submission, rejected: "old",
                                                                       request: request,
                                                                       patience: request.timeout)]
         expected.unlocked.retries = [Machine.Retry(call: call, callNumber: 1, request: request, attempt: 2, delay: 0, outcome: .success(Self.ok(401)))]

@@ -219,11 +219,7 @@ struct MachineDriver {
     mutating func tokenRefreshed(_ refresh: Machine.TokenRefresh, failing error: ServiceError? = nil) {
         refreshes.removeAll { $0.call == refresh.call }
         let rebuilt: Result<PreparedRequest, ServiceError> = if let error { .failure(error) } else {
-            Result { () throws(ServiceError) in
-                var request = try refresh.submission.prepare()
-                if let key = refresh.idempotencyKey { request.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
-                return request
-            }
+            Result { () throws(ServiceError) in try refresh.rebuiltRequest() }
         }
         perform(machine.tokenRefreshed(refresh.call, rebuilt: rebuilt, now: now))
     }
