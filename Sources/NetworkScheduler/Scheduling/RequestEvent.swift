@@ -126,7 +126,9 @@ extension RequestEvent.Caller {
 
 extension RequestEvent {
     /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
-    /// never under the scheduler's lock: keep it quick and thread-safe.
+    /// never under the scheduler's lock: keep it quick and thread-safe. Events of different calls
+    /// may come from different threads at once; one call's come in the order they happened (a
+    /// retry before the attempt it starts, a caller's end after its call's start).
     public protocol Monitor: Sendable {
         /// Called once for each event.
         ///
