@@ -156,6 +156,9 @@ public final class StubTransport: HTTPTransport {
     /// the calling thread: requests released one after another end in that order. Returns
     /// whether there was one.
     ///
+    /// Wait for the request's arrival (``arrivals``) before releasing it, not for a scheduler's
+    /// `.started` event: that is told just before the request is handed to the transport.
+    ///
     /// - Parameters:
     ///   - path: the path of the request to release; nil for the oldest held.
     ///   - response: what to answer it.

@@ -53,6 +53,7 @@ import Testing
         async let first = Self.$awaitingTask.withValue("first") { try await harness.api.value(for: resource) }
         async let second = Self.$awaitingTask.withValue("second") { try await harness.api.value(for: resource) }
         await harness.events.joined.wait(for: 1)
+        await harness.transport.arrivals.wait(for: 1)
         harness.transport.release(with: .json(userJSON))
         let users = try await [first, second]
 

@@ -184,6 +184,7 @@ extension OutboxKind where Payload == Note {
             while !seen.elements.contains([.waiting]) { await seen.wait(for: seen.count + 1) }
             outbox.register(.note) { _, _ in }
             while !seen.elements.contains([.sending]) { await seen.wait(for: seen.count + 1) }
+            await harness.transport.arrivals.wait(for: 1)
             #expect(harness.transport.release(with: .json("{}", status: 201)))
             while seen.elements.last != [] { await seen.wait(for: seen.count + 1) }
 

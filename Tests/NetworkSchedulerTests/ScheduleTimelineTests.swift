@@ -25,13 +25,14 @@ import FoundationXML
 
     /// One host, a budget of one. At 0 s `a` starts; at 1 s `b` joins it and `c` (low) waits;
     /// `d` waits for `a`. At 2 s `a` ends, and `d` starts before `c`; at 3 s `d` ends and `c`
-    /// starts; at 4 s `c` ends.
+    /// starts; at 4 s `c` ends. Each release waits for its request's arrival at the transport,
+    /// not for its `.started` event: that is told just before the request is handed over.
     private static func knownRun() async -> ScheduleTimeline {
         let clock = VirtualClock()
         let (harness, recorder) = harness(clock)
         let outcomes = Outcomes<User>()
         let a = harness.api.send(Resource<User>(path: "a"), priority: .high, completion: outcomes.completion("a"))
-        await harness.events.started.wait(for: 1)
+        await harness.transport.arrivals.wait(for: 1)
         clock.advance(by: 1)
         harness.api.send(Resource<User>(path: "a"), priority: .high, completion: outcomes.completion("b"))
         harness.api.send(Resource<User>(path: "c"), priority: .low, completion: outcomes.completion("c"))
@@ -40,11 +41,11 @@ import FoundationXML
         await harness.events.enqueued.wait(for: 2)
         clock.advance(by: 1)
         harness.transport.release(path: "/v1/a", with: .json(userJSON))
-        await harness.events.started.wait(for: 2)
+        await harness.transport.arrivals.wait(for: 2)
         await harness.events.ended.wait(for: 2)
         clock.advance(by: 1)
         harness.transport.release(path: "/v1/d", with: .json(userJSON))
-        await harness.events.started.wait(for: 3)
+        await harness.transport.arrivals.wait(for: 3)
         await harness.events.ended.wait(for: 3)
         clock.advance(by: 1)
         harness.transport.release(path: "/v1/c", with: .json(userJSON))
