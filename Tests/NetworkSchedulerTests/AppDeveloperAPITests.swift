@@ -143,7 +143,8 @@ import Testing
         let transport = StubTransport(script: ["GET /v1/me": [.hold]])
         var api = Self.client(transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
         let signatures = EventLog<Int>()
-        api.requestAdapter = RequestAdapter { request in
+        // The signature does not depend on the user: the adapter states one identity.
+        api.requestAdapter = RequestAdapter(identity: { "device-1" }) { request in
             var request = request
             signatures.append(signatures.count + 1)
             request.setValue("signature-\(signatures.count)", forHTTPHeaderField: "X-Signature")

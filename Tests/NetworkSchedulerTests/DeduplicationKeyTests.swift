@@ -50,6 +50,22 @@ import NetworkSchedulerTesting
         #expect(await networkCalls(["x-api-key": "a"], ["X-API-KEY": "a"]) == 1)
     }
 
+    @Test(arguments: ["Authorization", "cookie", "X-API-Key"])
+    func aCredentialHeaderCountsEvenWhenTheAppListsItAsIgnored(header: String) async {
+        let calls = await networkCalls([header: "alice"], [header: "bob"]) {
+            $0.headersIgnoredByDeduplication.insert(header)
+        }
+        #expect(calls == 2)
+    }
+
+    @Test func anAppsOwnCredentialHeaderCountsWhateverTheIgnoredList() async {
+        let calls = await networkCalls(["X-Session": "alice"], ["X-Session": "bob"]) {
+            $0.headersIgnoredByDeduplication.insert("X-Session")
+            $0.credentialHeaders.insert("x-session")
+        }
+        #expect(calls == 2)
+    }
+
     @Test func aUserMayLeaveOutAHeaderOfTheirOwn() async {
         let calls = await networkCalls(["X-Debug-Session": "1"], ["X-Debug-Session": "2"]) {
             $0.headersIgnoredByDeduplication.insert("x-debug-session")
@@ -60,7 +76,8 @@ import NetworkSchedulerTesting
     @Test func keysCompareTheWholeHeaderSetWhateverItsOrder() {
         let ignored = HeaderNames(RequestScheduler.Configuration.defaultHeadersIgnoredByDeduplication)
         func key(_ headers: [String: String]) -> CallKey {
-            CallKey(method: "GET", url: "https://api.test/me", body: nil, headers: HeaderFields(headers), ignoring: ignored)
+            CallKey(RequestIdentity(method: "GET", url: "https://api.test/me", headers: HeaderFields(headers), ignored: ignored,
+                                    body: nil))
         }
         #expect(key(["A": "1", "B": "2", "User-Agent": "x"]) == key(["b": "2", "a": "1"]))
         #expect(key(["A": "1", "B": "2"]) != key(["A": "1"]))

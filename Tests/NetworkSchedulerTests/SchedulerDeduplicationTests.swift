@@ -74,12 +74,13 @@ import NetworkSchedulerTesting
     }
 
     /// An adapter may add a user's token as the request goes: two clients' adapters may send
-    /// one request as two users', so their callers never share a call; one adapter's do.
+    /// one request as two users', so their callers never share a call; one adapter's do when
+    /// it states the same identity.
     @Test func requestsOfDifferentAdaptersNeverShareACall() async throws {
         let harness = Harness { _ in .hold }
         func adapted(_ token: String) -> APIClient {
             var client = APIClient(baseURL: SchedulerSteeringTests.base, scheduler: harness.scheduler)
-            client.requestAdapter = RequestAdapter { request in
+            client.requestAdapter = RequestAdapter(identity: { token }) { request in
                 var request = request
                 request.setValue(token, forHTTPHeaderField: "Authorization")
                 return request

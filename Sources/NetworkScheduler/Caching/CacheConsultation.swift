@@ -15,14 +15,13 @@ enum CacheConsultation {
 
     /// Consults `cache` (nil: the scheduler has none) for `request`, sent with `policy`.
     ///
-    /// - Parameters:
-    ///   - isAdapted: whether a ``RequestAdapter`` changes the request as it goes: who such a
-    ///     request is for is known only once it has gone, so the cache leaves it alone (see
-    ///     `RequestIdentity`).
-    ///   - ignored: the headers the request's identity leaves out.
-    init(_ cache: ResponseCache?, for request: PreparedRequest, policy: CachePolicy, isAdapted: Bool,
-         ignoring ignored: HeaderNames, now: Date) {
-        guard let cache, !isAdapted else {
+    /// A request without an identity (its ``RequestAdapter`` states none) is left alone: who it
+    /// is for is known only once it has gone (``RequestIdentity``).
+    ///
+    /// - Parameter ignored: the headers the request's identity leaves out.
+    init(_ cache: ResponseCache?, for request: PreparedRequest, policy: CachePolicy, ignoring ignored: HeaderNames,
+         now: Date) {
+        guard let cache else {
             self = policy == .onlyCache ? .notCached : .send(nil)
             return
         }

@@ -7,18 +7,20 @@ struct CacheKey: Hashable, Sendable {
     let method: String
     /// The absolute URL, without its fragment.
     let url: String
-    /// The headers that tell this request from others (``RequestIdentity``), as text; nil when
-    /// it carried none. Kept in memory only: on disk it is a digest (``identityDigest``).
+    /// Who asked (``RequestIdentity/whoAsked``): the headers that tell this request from others,
+    /// and the identity its adapter stated, as text; nil when it carried none. Kept in memory only: on disk it is a digest (``identityDigest``).
     let identity: String?
 
-    /// The key of `request`, with the headers ``RequestIdentity`` counts when it ignores
-    /// `ignored`; nil for a method the cache does not store.
+    /// The key of `request`, from its ``RequestIdentity`` when it ignores `ignored`; nil for a
+    /// method the cache does not store, or a request that has no identity (its adapter states none).
     init?(_ request: PreparedRequest, ignoring ignored: HeaderNames) {
         let method = request.method
-        guard method == "GET" || method == "HEAD", let url = request.urlString else { return nil }
+        guard method == "GET" || method == "HEAD", let identity = RequestIdentity(request, ignoring: ignored) else {
+            return nil
+        }
         self.method = method
-        self.url = Self.withoutFragment(url)
-        identity = RequestIdentity.text(of: request.headerFields, ignoring: ignored)
+        url = Self.withoutFragment(identity.url)
+        self.identity = identity.whoAsked
     }
 
     init(method: String, url: String, identity: String?) {

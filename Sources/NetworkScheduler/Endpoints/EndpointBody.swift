@@ -20,7 +20,8 @@ public struct EndpointBody: Sendable {
 
     private enum Content: Sendable {
         case encoded(@Sendable () throws -> Data)
-        case file(URL)
+        /// A file, and its owner if the scheduler removes it once unneeded.
+        case file(URL, owner: TemporaryFile?)
         case multipart(MultipartForm)
     }
 
@@ -33,31 +34,51 @@ public struct EndpointBody: Sendable {
         EndpointBody(contentType: contentType, content: .encoded { data })
     }
 
-    /// A value encoded as JSON, with every object's keys sorted, so that equal values make
-    /// equal bodies: two sends of one draft share one call (on Linux, Foundation's encoder
-    /// otherwise writes a model's fields in an order that varies from one encode to the next).
+    /// A value encoded as JSON, now, by `encoder` as it is now, so that equal values make
+    /// equal bodies and two sends of one draft share one call: a `Set` anywhere in the value
+    /// is written in one order whatever its storage's (and so is a dictionary written as a list
+    /// of pairs), and object members are sorted by key even when the encoder does not sort
+    /// them (Foundation's encoder on Linux otherwise writes them in an order that varies from
+    /// one encode to the next). The encoder itself, a subclass included, writes every byte
+    /// else, and is never changed.
     ///
     /// - Parameters:
     ///   - value: the value to encode.
-    ///   - encoder: the encoder, as it is when this is called (its strategies are kept; keys
-    ///     are sorted whatever its `outputFormatting` says); a default one unless you pass another.
+    ///   - encoder: the encoder; a default one, which sorts keys, unless you pass another.
+    ///     One that does not sort keys has its output's members sorted, token by token as it
+    ///     wrote them, without the whitespace of `.prettyPrinted`.
     public static func json<Value: Encodable & Sendable>(
         _ value: Value,
         encoder: JSONEncoder = .sortingKeys
     ) -> EndpointBody {
-        let encoder = encoder.sortingKeys()
-        return EndpointBody(contentType: "application/json", content: .encoded { try encoder.encode(value) })
+        let encoded = Result { try CanonicalJSON.encode(value, with: encoder) }
+        return EndpointBody(contentType: "application/json", content: .encoded { try encoded.get() })
     }
 
     /// A file, read as each attempt sends it and never whole into memory, with its size as
-    /// `Content-Length`. It must be a regular file. Two sends of one unchanged file (same path,
-    /// size and modification time) to the same URL share one call.
+    /// `Content-Length`. It must be a regular file. It counts in the request's identity by its
+    /// content (a SHA-256 digest of it, read once when the request is built), so that two sends
+    /// of equal files to the same URL share one call, wherever each file is, and two files of
+    /// different content never do.
     ///
     /// - Parameters:
     ///   - url: a file URL.
     ///   - contentType: its `Content-Type`.
     public static func file(_ url: URL, contentType: String = "application/octet-stream") -> EndpointBody {
-        EndpointBody(contentType: contentType, content: .file(url))
+        EndpointBody(contentType: contentType, content: .file(url, owner: nil))
+    }
+
+    /// A file that the scheduler takes over, sent as ``file(_:contentType:)`` sends one and
+    /// removed once nothing needs it: not this body, nor any caller, nor a call that may send
+    /// it again. For an upload spooled to a temporary file of its own per caller: identical
+    /// uploads share one call, sent from the first one's file, which then stays until the call
+    /// has ended even if its own caller left.
+    ///
+    /// - Parameters:
+    ///   - url: a file URL, which nothing else removes.
+    ///   - contentType: its `Content-Type`.
+    public static func temporaryFile(_ url: URL, contentType: String = "application/octet-stream") -> EndpointBody {
+        EndpointBody(contentType: contentType, content: .file(url, owner: TemporaryFile(url)))
     }
 
     /// A `multipart/form-data` form: its fields, and its files read as each attempt sends it.
@@ -86,8 +107,8 @@ public struct EndpointBody: Sendable {
             } catch {
                 throw .invalidRequest(reason: "the body cannot be encoded: \(error)")
             }
-        case .file(let url):
-            return try .file(at: url)
+        case .file(let url, let owner):
+            return try .file(at: url, owner: owner)
         case .multipart(let form):
             return try .multipart(form)
         }

@@ -33,12 +33,33 @@ struct PreparedRequest: Sendable, Equatable {
         let form: Form
         let host: String
         let cache: CacheContext?
+        let adaptation: Adaptation?
 
-        init(form: Form, host: String, cache: CacheContext? = nil) {
+        init(form: Form, host: String, cache: CacheContext? = nil, adaptation: Adaptation? = nil) {
             self.form = form
             self.host = host
             self.cache = cache
+            self.adaptation = adaptation
         }
+    }
+
+    /// The ``RequestAdapter`` that changes the request as each attempt starts, and the identity
+    /// it stated as the request was built: what the adapter will add counts in the request's
+    /// identity by these, since it is not in the request yet.
+    struct Adaptation: Sendable, Hashable {
+        let adapter: ObjectIdentifier
+        let identity: RequestAdapter.StatedIdentity
+    }
+
+    /// Who adapts it, if anything does.
+    var adaptation: Adaptation? { storage.adaptation }
+
+    /// The same request, adapted by `adapter` as each attempt starts, for the identity it states now.
+    func adapted(by adapter: RequestAdapter) -> PreparedRequest {
+        var request = self
+        request.storage = Storage(form: form, host: host, cache: cache,
+                                  adaptation: Adaptation(adapter: adapter.id, identity: adapter.statedIdentity()))
+        return request
     }
 
     /// What the scheduler's cache needs of the answer: where to store it, and the stored
@@ -59,7 +80,7 @@ struct PreparedRequest: Sendable, Equatable {
             if let tag = stored.entityTag { request.setValue(tag, forHTTPHeaderField: "If-None-Match") }
             if let date = stored.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
         }
-        storage = Storage(form: request.form, host: host, cache: cache)
+        storage = Storage(form: request.form, host: host, cache: cache, adaptation: adaptation)
     }
 
     private var storage: Storage
@@ -178,28 +199,30 @@ struct PreparedRequest: Sendable, Equatable {
         }
     }
 
-    /// The key that makes identical requests one call, or nil when it must not be shared.
-    /// Every header counts but the `ignored` ones; a download's `destination` counts too, so
-    /// that one call writes one file.
-    /// Requests changed by different adapters (`adapter`) are never the same.
-    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, adapter: RequestAdapter? = nil,
-             destination: URL? = nil) -> CallKey? {
-        switch (deduplication, form) {
-        case (.disabled, _):
-            return nil
-        case (.key(let key), _):
-            return CallKey(custom: key)
-        case (.automatic, .parts(let parts)):
-            var body = parts.body?.identity
-            if let destination { body = (body ?? Data()) + Data("\u{0}download to \(destination.standardizedFileURL.path)".utf8) }
-            return CallKey(method: parts.method, url: parts.url, body: body, headers: parts.headers, ignoring: ignored,
-                           adapter: adapter?.identity)
-        case (.automatic, .built(let request)):
-            // A streamed body cannot be compared, so such a request is never shared.
-            guard let url = request.url, request.httpBodyStream == nil else { return nil }
-            return CallKey(method: request.httpMethod ?? "GET", url: url.absoluteString, body: request.httpBody,
-                           headers: HeaderFields(request.allHTTPHeaderFields ?? [:]), ignoring: ignored,
-                           adapter: adapter?.identity)
+    /// The key that makes identical requests one call (``RequestIdentity``), or nil when it
+    /// must not be shared. A download's `destination` counts too, so that one call writes one file.
+    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, destination: URL? = nil) -> CallKey? {
+        switch deduplication {
+        case .disabled: nil
+        case .key(let key): CallKey(custom: key)
+        case .automatic: RequestIdentity(self, ignoring: ignored).map { CallKey($0, destination: destination) }
+        }
+    }
+
+    /// What its body counts as in its identity (``RequestBody/identity``): `.some(nil)` for no
+    /// body; nil for a body stream a caller built, which cannot be compared.
+    var bodyIdentity: Data?? {
+        switch form {
+        case .built(let request): request.httpBodyStream == nil ? .some(request.httpBody) : nil
+        case .parts(let parts): .some(parts.body?.identity)
+        }
+    }
+
+    /// Its header fields.
+    var fields: HeaderFields {
+        switch form {
+        case .built(let request): HeaderFields(request.allHTTPHeaderFields ?? [:])
+        case .parts(let parts): parts.headers
         }
     }
 
@@ -223,10 +246,10 @@ struct PreparedRequest: Sendable, Equatable {
         switch form {
         case .built(var request):
             request.setValue(value, forHTTPHeaderField: name)
-            storage = Storage(form: .built(request), host: host, cache: cache)
+            storage = Storage(form: .built(request), host: host, cache: cache, adaptation: adaptation)
         case .parts(var parts):
             parts.headers[name] = value
-            storage = Storage(form: .parts(parts), host: host, cache: cache)
+            storage = Storage(form: .parts(parts), host: host, cache: cache, adaptation: adaptation)
         }
     }
 
@@ -248,6 +271,7 @@ struct PreparedRequest: Sendable, Equatable {
 extension PreparedRequest {
     /// The same request: the same host, and the same parts or `URLRequest`.
     static func == (lhs: PreparedRequest, rhs: PreparedRequest) -> Bool {
-        lhs.storage === rhs.storage || (lhs.host == rhs.host && lhs.form == rhs.form)
+        lhs.storage === rhs.storage
+            || (lhs.host == rhs.host && lhs.form == rhs.form && lhs.adaptation == rhs.adaptation)
     }
 }

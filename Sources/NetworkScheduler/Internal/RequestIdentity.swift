@@ -1,25 +1,110 @@
-/// The one definition of "the same request, for the same user", which deduplication
-/// (``CallKey``) and the cache (``CacheKey``) both use: the method, the absolute URL, the body,
-/// and every header as the request goes on the wire but those of a short list that never tells
-/// users apart (``RequestScheduler/Configuration-swift.struct/headersIgnoredByDeduplication``:
-/// tracing and request IDs, `User-Agent`).
+import Foundation
+
+/// The one definition of "the same request, for the same user": two requests are the same
+/// exactly when they would put the same method, URL, header fields and body on the wire, for
+/// the same credentials. Deduplication (``CallKey``) and the cache (``CacheKey``) are both made
+/// from it, and the outbox's "same write" is the same bytes (``CanonicalJSON``).
 ///
-/// What goes on the wire is what the scheduler sees: a client's default headers and token are
-/// in the request before it is matched; the transports keep no cookie store of their own (a
-/// `URLSessionTransport`'s session sets no cookies), so a cookie is a `Cookie` header the
-/// identity counts; and a request that a ``RequestAdapter`` changes as it is sent shares a
-/// call only with requests of the same adapter, and is not cached, since who it is for is
-/// known only once it has gone.
-enum RequestIdentity {
+/// - The request is the one that goes on the wire: the client's default headers, token and
+///   context fields are in it; the transports keep no cookie store of their own, so a cookie is
+///   a `Cookie` header, which counts.
+/// - Every header counts, whatever its case and order, but those of a short list that never
+///   tells users apart nor changes the answer
+///   (``RequestScheduler/Configuration-swift.struct/headersIgnoredByDeduplication``: tracing and
+///   request IDs, `User-Agent`); a credential header
+///   (``RequestScheduler/Configuration-swift.struct/credentialHeaders``) counts even if the app
+///   lists it there.
+/// - The body counts by value: the bytes in memory (a JSON value is written in one order
+///   whatever its sets' and dictionaries', by the app's own encoder), a file by its content's
+///   SHA-256.
+/// - A ``RequestAdapter`` adds what it adds only as the request goes, so a request it adapts
+///   counts the adapter and the identity it states (the current user's ID, say), read as the
+///   request is built; one that states none is the same as no other request.
+///
+/// Compared in full, never by a digest that could collide: the headers and body are kept (shared
+/// with the request, not copied), and hashed once.
+struct RequestIdentity: Sendable {
+    let method: String
+    /// The absolute URL, as sent.
+    let url: String
+    /// The headers as the request has them; those in `ignored` do not count.
+    let headers: HeaderFields
+    let ignored: HeaderNames
+    /// The body's identity (``RequestBody/identity``), if it has one.
+    let body: Data?
+    /// The adapter that changes the request as it goes, and who it says it adapts for.
+    let adaptation: PreparedRequest.Adaptation?
+    /// Made once, from all of the above.
+    let hash: Int
+
+    /// The identity of `request`, or nil when nothing can be the same request: its body is a
+    /// stream that cannot be compared, or its adapter states no identity.
+    init?(_ request: PreparedRequest, ignoring ignored: HeaderNames) {
+        guard request.adaptation?.identity != .unstated, let url = request.urlString,
+              let body = request.bodyIdentity else { return nil }
+        self.init(method: request.method, url: url, headers: request.fields, ignored: ignored, body: body,
+                  adaptation: request.adaptation)
+    }
+
+    init(method: String, url: String, headers: HeaderFields, ignored: HeaderNames, body: Data?,
+         adaptation: PreparedRequest.Adaptation? = nil) {
+        (self.method, self.url, self.headers, self.ignored, self.body, self.adaptation) =
+            (method, url, headers, ignored, body, adaptation)
+        var hasher = Hasher()
+        hasher.combine(method)
+        hasher.combine(url)
+        hasher.combine(body)
+        hasher.combine(adaptation)
+        // Summed, so that the order of a dictionary's headers does not matter.
+        var headersHash = 0
+        for (name, value) in headers.dictionary where !ignored.contains(name) {
+            var header = Hasher()
+            for byte in name.utf8 { header.combine(HeaderFields.foldedCase(byte)) }
+            header.combine(value)
+            headersHash &+= header.finalize()
+        }
+        hasher.combine(headersHash)
+        hash = hasher.finalize()
+    }
+
+    /// Whether both are the same request for the same user. `other`'s ignored headers are
+    /// taken to be these (one scheduler's).
+    func isSame(as other: RequestIdentity) -> Bool {
+        hash == other.hash && method == other.method && url == other.url && adaptation == other.adaptation
+            && body == other.body && sameHeaders(as: other)
+    }
+
+    private func sameHeaders(as other: RequestIdentity) -> Bool {
+        var counted = 0
+        for (name, value) in headers.dictionary where !ignored.contains(name) {
+            guard other.headers[name] == value else { return false }
+            counted += 1
+        }
+        return counted == other.headers.dictionary.keys.count { !ignored.contains($0) }
+    }
+
+    /// Who asked, as text a cache can keep: the counted headers as lines `name:value`, sorted
+    /// by lowercased name, and the identity the adapter stated; nil when there is none of it.
+    /// (The adapter itself lives only as long as its process, so a stored answer is kept by the
+    /// identity it stated.)
+    var whoAsked: String? {
+        var lines = headers.dictionary.compactMap { name, value in
+            ignored.contains(name) ? nil : name.lowercased() + ":" + value
+        }
+        lines.sort()
+        if case .stated(let identity)? = adaptation?.identity { lines.append("\u{0}adapted for:" + identity) }
+        return lines.isEmpty ? nil : lines.joined(separator: "\n")
+    }
+
     /// The request's own directives to a cache (RFC 9111 §5.2.1): they say how to answer, not
     /// for whom, so the cache does not count them (deduplication does: such a request asks for
     /// another answer than a plain one in flight).
     static let cacheDirectives = ["cache-control", "pragma"]
 
-    /// The headers that count, but for `ignored`, as lines `name:value` sorted by their
-    /// lowercased name; nil when none counts.
-    static func text(of headers: [String: String], ignoring ignored: HeaderNames) -> String? {
-        let lines = headers.compactMap { name, value in ignored.contains(name) ? nil : name.lowercased() + ":" + value }
-        return lines.isEmpty ? nil : lines.sorted().joined(separator: "\n")
+    /// The header names that never count, from the configuration's list less the credential
+    /// headers, which always do.
+    static func ignoredNames(_ configured: Set<String>, credentials: Set<String>) -> Set<String> {
+        let credentialNames = Set(credentials.map { $0.lowercased() })
+        return configured.filter { !credentialNames.contains($0.lowercased()) }
     }
 }

@@ -173,7 +173,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         let adaptation = Task { [self] in
             do throws(ServiceError) {
                 // An adapter changes a `URLRequest`: the one request of this attempt built as one.
-                let adapted = try await adapter.adapted(request.urlRequest)
+                let adapted = try await adapter.adapted(request.urlRequest,
+                                                        for: request.adaptation?.identity ?? adapter.statedIdentity())
                 // Cancelled while it adapted: the request is not sent.
                 let isStarting = withStateLock { if case .starting = task { true } else { false } }
                 guard isStarting else { return complete(.failure(.cancelled)) }

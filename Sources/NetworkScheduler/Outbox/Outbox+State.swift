@@ -14,8 +14,8 @@ extension Outbox {
         var retryAt: UInt64?
     }
 
-    /// What makes two writes the same: their kind and their payload's bytes (its JSON, with
-    /// sorted keys, so equal payloads make equal bytes).
+    /// What makes two writes the same: their kind and their payload's bytes (its JSON in
+    /// canonical order, ``CanonicalJSON``, so equal payloads make equal bytes).
     struct Content: Hashable {
         let kind: String
         let payload: Data
@@ -64,8 +64,11 @@ extension Outbox {
         /// Why the last compaction failed, if it did.
         var compactionFailure: ServiceError?
         /// The writes still waiting for their outcome, by what they send: an identical write
-        /// enqueued meanwhile (a double tap) is this one.
+        /// enqueued meanwhile (a double tap) is this one, if nothing came after it in its lane.
         var pendingByContent: [Content: UUID] = [:]
+        /// The write last enqueued in each lane (a kind without one: of that kind), by
+        /// ``laneKey(of:)``: the only one an identical write may merge with.
+        var lastEnqueued: [String: UUID] = [:]
         /// What the retry timer is armed for, if anything.
         var retryTimerAt: UInt64?
         /// Who watches its writes (``changes()``).
@@ -91,6 +94,7 @@ extension Outbox {
             writes[entry.id] = Write(entry: entry)
             order.append(entry.id)
             pendingByContent[Content(kind: entry.kind, payload: entry.payload)] = entry.id
+            lastEnqueued[Self.laneKey(of: entry)] = entry.id
             guard let lane = entry.lane else { return ready.append(entry.id) }
             lanes[lane, default: LaneLine()].append(entry.id)
             if lanes[lane]?.first(in: writes) == entry.id { ready.append(entry.id) }
@@ -118,9 +122,18 @@ extension Outbox {
             if write.outcome == nil { readyNext(after: write.entry.lane) }
         }
 
-        /// The pending write that sends `payload` as a write of `kind`, if there is one.
-        func pendingWrite(of kind: String, sending payload: Data) -> UUID? {
-            pendingByContent[Content(kind: kind, payload: payload)]
+        /// The pending write that a new write of `entry`'s kind and payload is: one that sends
+        /// the same, still waiting for its outcome, and the last enqueued in its lane, since
+        /// merging past a later write would reorder the lane (away, online, away must end away).
+        func pendingWrite(identicalTo entry: OutboxEntry) -> UUID? {
+            guard let identical = pendingByContent[Content(kind: entry.kind, payload: entry.payload)],
+                  lastEnqueued[Self.laneKey(of: entry)] == identical else { return nil }
+            return identical
+        }
+
+        /// The lane `entry` is ordered in, for merging: its lane, or its kind when it has none.
+        private static func laneKey(of entry: OutboxEntry) -> String {
+            entry.lane.map { "lane:" + $0 } ?? "kind:" + entry.kind
         }
 
         private mutating func forgetContent(of entry: OutboxEntry) {

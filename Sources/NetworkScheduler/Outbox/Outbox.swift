@@ -143,10 +143,13 @@ public final class Outbox: Sendable {
         pump()
     }
 
-    /// Keeps `payload` as a write of `kind`: on disk before it returns, then sent. A write of
-    /// the same kind with an equal payload that is still waiting for its outcome is that write:
-    /// its ID is returned, and nothing is enqueued, so a double tap sends once. When it throws,
-    /// nothing was kept, and nothing will be sent.
+    /// Keeps `payload` as a write of `kind`: on disk before it returns, then sent. If the write
+    /// last enqueued in its lane (for a kind without a lane, the last of that kind) is of the
+    /// same kind with an equal payload and still waits for its outcome, it is that write: its
+    /// ID is returned, and nothing is enqueued, so a double tap sends once. A write enqueued in
+    /// between keeps them apart (away, online, away sends all three and ends away), and a kind
+    /// whose ``OutboxKind/merging`` is ``OutboxKind/Merging/never`` never merges (a counter's
+    /// "+1"). When it throws, nothing was kept, and nothing will be sent.
     ///
     /// - Parameters:
     ///   - payload: what the write sends.
@@ -156,7 +159,7 @@ public final class Outbox: Sendable {
     public func enqueue<Payload>(_ payload: Payload, as kind: OutboxKind<Payload>) throws(ServiceError) -> UUID {
         let body: Data
         do {
-            body = try JSONEncoder.sortingKeys.encode(payload)
+            body = try CanonicalJSON.encode(payload, with: .sortingKeys)
         } catch {
             throw .invalidRequest(reason: "the payload could not be encoded: \(error)")
         }
@@ -167,7 +170,9 @@ public final class Outbox: Sendable {
         // Checked under the journal's lock, which every enqueue takes: two at once cannot both
         // take the last place, nor both be the first of two identical writes.
         let isNew = try journal.append(try Self.record(.enqueued(entry)), admitting: { () throws(ServiceError) -> Bool in
-            let (count, identical) = state.withLock { ($0.writes.count, $0.pendingWrite(of: kind.name, sending: body)) }
+            let (count, identical) = state.withLock { state in
+                (state.writes.count, kind.merging == .never ? nil : state.pendingWrite(identicalTo: entry))
+            }
             pending = identical
             guard identical == nil else { return false }
             guard count < maximum else { throw .invalidRequest(reason: "the outbox holds its \(maximum) writes: it is full") }

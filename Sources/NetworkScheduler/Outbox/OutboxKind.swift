@@ -16,19 +16,33 @@ public struct OutboxKind<Payload: Codable & Sendable>: Sendable {
     /// The lane its writes go in: one at a time, in the order they were enqueued, each after
     /// the one before it reached its outcome. Nil gives each write a lane of its own.
     public let lane: String?
+    /// Whether a write merges with an identical one still pending (``Outbox/enqueue(_:as:)``).
+    public let merging: Merging
     /// The request of a payload. The outbox adds the write's `Idempotency-Key`, the same on
     /// every attempt, in every process.
     let request: @Sendable (Payload) -> Resource<Data>
+
+    /// Whether an enqueued write that is identical to one still pending is that write.
+    public enum Merging: Sendable, Hashable {
+        /// It is, if the pending one is the last enqueued in its lane: a double tap sends once.
+        case withLastIdentical
+        /// Never: each write is sent (a counter's "+1", where two taps mean two).
+        case never
+    }
 
     /// A kind of write.
     ///
     /// - Parameters:
     ///   - name: its name in the journal.
     ///   - lane: the lane its writes go in, in order; nil for none.
+    ///   - merging: whether a write identical to the last one pending in its lane is that one;
+    ///     ``Merging/withLastIdentical`` by default.
     ///   - request: the request that sends a payload; its body is read as `Data`.
-    public init<Model>(_ name: String, lane: String? = nil, request: @escaping @Sendable (Payload) -> Resource<Model>) {
+    public init<Model>(_ name: String, lane: String? = nil, merging: Merging = .withLastIdentical,
+                       request: @escaping @Sendable (Payload) -> Resource<Model>) {
         self.name = name
         self.lane = lane
+        self.merging = merging
         // Read as bytes, which the outbox keeps for the handler; all else as the app made it.
         self.request = { payload in request(payload).reading(as: .data) }
     }

@@ -11,7 +11,6 @@ extension RequestScheduler {
     /// (with a stored answer, or with ``ServiceError/notCached``).
     func consultCache(for handle: RequestHandle, _ request: PreparedRequest) -> CacheConsultation {
         let consultation = CacheConsultation(configuration.cache, for: request, policy: handle.submission.cachePolicy,
-                                             isAdapted: handle.submission.adapter != nil,
                                              ignoring: headersIgnoredByTheCache, now: clock.now)
         switch consultation {
         case .send:

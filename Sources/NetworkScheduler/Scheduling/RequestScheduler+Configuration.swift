@@ -89,8 +89,16 @@ extension RequestScheduler {
         /// `X-Api-Key`) or asking for different answers (`Accept-Language`, `Range`,
         /// `If-None-Match`) never share a call. The cache (``cache``) keys its answers on the
         /// same headers, so that none reaches another user. Add a header only if it never
-        /// changes the answer nor who asks.
+        /// changes the answer nor who asks; a credential header (``credentialHeaders``) counts
+        /// even if it is listed here.
         public var headersIgnoredByDeduplication: Set<String> = Configuration.defaultHeadersIgnoredByDeduplication
+
+        /// The headers that say who a request is for, whatever their case:
+        /// ``defaultCredentialHeaders`` unless you add your own (`X-Session-Token`). One list,
+        /// one rule: a request's identity always counts them (so neither a call nor a cached
+        /// answer is shared across them), and a redirect to another origin (scheme, host or
+        /// port) drops them, over either transport.
+        public var credentialHeaders: Set<String> = Configuration.defaultCredentialHeaders
 
         /// The most bytes of body a response may have, counted after decompression, unless its
         /// resource sets its own limit: ``defaultMaximumResponseSize`` (50 MB) unless you change
@@ -118,6 +126,10 @@ extension RequestScheduler {
             "Request-Id", "b3", "X-B3-TraceId", "X-B3-SpanId", "X-B3-ParentSpanId", "X-B3-Sampled",
             "X-B3-Flags", "X-Amzn-Trace-Id", "X-Cloud-Trace-Context", "sentry-trace",
         ]
+
+        /// The credential headers every scheduler knows: `Authorization`, `Proxy-Authorization`,
+        /// `Cookie`, and the API-key headers in common use.
+        public static let defaultCredentialHeaders: Set<String> = Set(TransportPolicy.credentialHeaders)
 
         /// A configuration; every parameter has the default described on its property.
         ///

@@ -99,6 +99,7 @@ extension RequestScheduler {
         let requested = start.request.cache != nil ? clock.now : nil
         var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
         policy.priority = start.priority
+        policy.originBoundHeaders += credentialHeaders
         return DataTaskOperation(
             request: start.request,
             transport: configuration.transport,

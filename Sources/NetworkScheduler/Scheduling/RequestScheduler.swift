@@ -35,6 +35,8 @@ public final class RequestScheduler: Sendable {
     let headersIgnoredByDeduplication: HeaderNames
     /// Those, and the request's directives to the cache, which the cache's key does not count.
     let headersIgnoredByTheCache: HeaderNames
+    /// ``Configuration-swift.struct/credentialHeaders``, which a redirect elsewhere drops.
+    let credentialHeaders: [String]
     typealias Machine = SchedulerMachine<RequestHandle>
     /// Every decision (see ``SchedulerMachine``), and the attempts' operations.
     let state: Locked<Core>
@@ -63,8 +65,11 @@ public final class RequestScheduler: Sendable {
         clock = configuration.clock
         timer = clock.makeTimer()
         callbacks = configuration.callbackQueue.map(CallbackQueue.init)
-        headersIgnoredByDeduplication = HeaderNames(configuration.headersIgnoredByDeduplication)
-        headersIgnoredByTheCache = HeaderNames(configuration.headersIgnoredByDeduplication.union(RequestIdentity.cacheDirectives))
+        let ignored = RequestIdentity.ignoredNames(configuration.headersIgnoredByDeduplication,
+                                                   credentials: configuration.credentialHeaders)
+        headersIgnoredByDeduplication = HeaderNames(ignored)
+        headersIgnoredByTheCache = HeaderNames(ignored.union(RequestIdentity.cacheDirectives))
+        credentialHeaders = configuration.credentialHeaders.sorted()
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
         hostBudget = min(
             max(1, configuration.hostBudget ?? transportLimit),
@@ -314,7 +319,7 @@ public final class RequestScheduler: Sendable {
         guard case .send(let cacheContext) = consultCache(for: handle, request) else { return }
         // Made before taking the lock, which every request and every completion takes.
         let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication,
-                              adapter: handle.submission.adapter, destination: handle.submission.downloadDestination)
+                              destination: handle.submission.downloadDestination)
         // After the key: the cache's conditional fields do not change what is asked.
         if let cacheContext { request.send(for: cacheContext) }
         // A new call's key, shared by its joiners and every attempt; not part of the call's key.

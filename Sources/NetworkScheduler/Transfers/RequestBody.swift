@@ -4,18 +4,23 @@ import Foundation
 enum RequestBody: Sendable, Equatable {
     /// In memory, sent as it is.
     case data(Data)
-    /// Read from a file as each attempt sends it. `identity` names the file as it was when
-    /// the request was made, for the dedup key.
-    case file(URL, identity: Data)
-    /// A form with files, written to a temporary file as each attempt starts.
+    /// Read from a file as each attempt sends it. `identity` is its content's digest, for the
+    /// request's identity; `stamp` names the file as it was when the request was made (path,
+    /// size, modification time), to tell that it changed since; `owner` removes a file the
+    /// scheduler took over once no request holds it.
+    case file(URL, identity: Data, stamp: Data, owner: TemporaryFile?)
+    /// A form with files, written to a temporary file as each attempt starts. `identity` is
+    /// its fields and its files' digests.
     case multipart(MultipartForm, identity: Data)
 
-    /// What the dedup key compares: the bytes in memory, or what names each file (its path,
-    /// size and modification time), so that two sends of one unchanged file are one call.
+    /// What the request's identity counts of it: the bytes in memory, or for a body read from
+    /// disk the SHA-256 of each file's content, so that equal uploads are one call wherever
+    /// their files are (an upload spooled to a fresh temporary file per call included), and
+    /// files of equal size and time but other content never are.
     var identity: Data {
         switch self {
         case .data(let data): data
-        case .file(_, let identity), .multipart(_, let identity): identity
+        case .file(_, let identity, _, _), .multipart(_, let identity): identity
         }
     }
 
@@ -23,7 +28,7 @@ enum RequestBody: Sendable, Equatable {
     /// (cut short, it leaves a transport waiting for the bytes it promised, or failing in its
     /// own words). Nil for a body in memory, or a file as it was.
     var fileChange: ServiceError? {
-        guard case .file(let url, let identity) = self, (try? Self.identity(ofFileAt: url)) != identity else { return nil }
+        guard case .file(let url, _, let stamp, _) = self, (try? Self.stamp(ofFileAt: url)) != stamp else { return nil }
         return .invalidRequest(reason: "the body file \(url.lastPathComponent) changed after the request was made")
     }
 
@@ -47,7 +52,7 @@ enum RequestBody: Sendable, Equatable {
         switch self {
         case .data(let data):
             return Staged(data: data)
-        case .file(let url, _):
+        case .file(let url, _, _, _):
             return Staged(file: TransportRequest.BodyFile(url: url, length: try Self.regularFile(at: url).size))
         case .multipart(let form, _):
             let url = FileManager.default.temporaryDirectory
@@ -59,8 +64,9 @@ enum RequestBody: Sendable, Equatable {
 
     /// A body read from the file at `url`, which must be a regular file (not a directory, nor a
     /// device that never ends, such as `/dev/zero`).
-    static func file(at url: URL) throws(ServiceError) -> RequestBody {
-        .file(url, identity: try identity(ofFileAt: url))
+    static func file(at url: URL, owner: TemporaryFile? = nil) throws(ServiceError) -> RequestBody {
+        let stamp = try stamp(ofFileAt: url)
+        return .file(url, identity: Data("file\u{0}".utf8) + (try digest(ofFileAt: url)), stamp: stamp, owner: owner)
     }
 
     /// A form's body: in memory if it has no files.
@@ -72,16 +78,30 @@ enum RequestBody: Sendable, Equatable {
             identity.append(part.head)
             switch part.content {
             case .data(let data): identity.append(data)
-            case .file(let url): identity.append(try Self.identity(ofFileAt: url))
+            case .file(let url): identity.append(try Self.digest(ofFileAt: url))
             }
         }
         return .multipart(form, identity: identity)
     }
 
     /// The path, size and modification time of a regular file.
-    static func identity(ofFileAt url: URL) throws(ServiceError) -> Data {
+    static func stamp(ofFileAt url: URL) throws(ServiceError) -> Data {
         let file = try regularFile(at: url)
         return Data("\(url.path)\u{0}\(file.size)\u{0}\(file.modified?.timeIntervalSince1970 ?? 0)".utf8)
+    }
+
+    /// The SHA-256 of a regular file's content, read a chunk at a time.
+    static func digest(ofFileAt url: URL) throws(ServiceError) -> Data {
+        _ = try regularFile(at: url)
+        var hasher = SHA256()
+        do {
+            let input = try FileHandle(forReadingFrom: url)
+            defer { try? input.close() }
+            while let chunk = try input.read(upToCount: MultipartForm.chunkSize), !chunk.isEmpty { hasher.update(chunk) }
+        } catch {
+            throw .invalidRequest(reason: "the body file \(url.lastPathComponent) cannot be read")
+        }
+        return Data(hasher.finalize())
     }
 
     /// The size and modification time of the regular file at `url`.

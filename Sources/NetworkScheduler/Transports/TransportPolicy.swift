@@ -2,8 +2,10 @@
 public struct TransportPolicy: Sendable {
     /// Which redirects a request follows.
     public enum Redirects: Sendable, Equatable {
-        /// Follows every redirect; one that changes scheme, host or port drops `Authorization`,
-        /// `Proxy-Authorization`, `Cookie` and the headers its client adds for its own server.
+        /// Follows every redirect; one that changes scheme, host or port drops the credential
+        /// headers (``credentialHeaders``, and those of the scheduler's
+        /// ``RequestScheduler/Configuration-swift.struct/credentialHeaders``) and the headers
+        /// its client adds for its own server.
         case follow
         /// Follows redirects within the request's origin only (scheme, host and port); another
         /// redirect's response is the answer (a 3xx, which fails as ``ServiceError/server(_:)``
@@ -26,8 +28,10 @@ public struct TransportPolicy: Sendable {
     /// ``TransportTask/reprioritize(to:)``.
     public var priority: RequestPriority
 
-    /// Headers a redirect to another origin always drops.
-    public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+    /// Headers a redirect to another origin always drops, whatever the policy names: those that
+    /// say who a request is for.
+    public static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie", "X-API-Key", "X-Auth-Token",
+                                           "API-Key"]
 
     /// A policy; every parameter has the default described on its property.
     ///
