@@ -15,6 +15,8 @@ final class ChaosTransport: HTTPTransport {
     let maximumConnectionsPerHost = 4
     private let random: SeededRandom
     private let faultsOn = Mutex(true)
+    /// What its server keeps of the outbox's writes.
+    let server = ChaosServerState()
     /// Attempts started, and those it hung, for the report.
     let counts = Mutex((started: 0, hung: 0))
 
@@ -39,11 +41,11 @@ final class ChaosTransport: HTTPTransport {
             if case .hang = fault { counts.hung += 1 }
         }
         if case .hang = fault { return task }
-        let answer: @Sendable () -> Void = { [random] in
+        let answer: @Sendable () -> Void = { [self] in
             if let total = request.bodyLength, total > 0 {
                 progress?(TransferProgress(bytesSent: total, bytesExpectedToSend: total))
             }
-            task.finish(Self.result(of: fault, for: request, random: random))
+            task.finish(self.result(of: fault, for: request))
         }
         // Faults on: a third answer before `startTask` has returned, on the thread that sent.
         if faults, random.chance(33) {
@@ -57,7 +59,7 @@ final class ChaosTransport: HTTPTransport {
 
     /// What a request gets for `fault`: an error, or a response (handed to its sink first, if
     /// it has one: a download's file, a stream's reader).
-    private static func result(of fault: Fault, for request: TransportRequest, random: SeededRandom) -> Result<TransportResponse, any Error> {
+    private func result(of fault: Fault, for request: TransportRequest) -> Result<TransportResponse, any Error> {
         let url = request.urlRequest.url!
         let (status, headers, body): (Int, [String: String], Data)
         switch fault {
@@ -69,6 +71,7 @@ final class ChaosTransport: HTTPTransport {
         case .none, .hang:
             (status, headers, body) = Self.answer(to: request.urlRequest)
         }
+        if (200..<300).contains(status) { server.apply(request.urlRequest) }
         let response = TransportResponse(data: body, head: ResponseHead(url: url, statusCode: status, headerFields: headers))
         guard let sink = request.responseSink else { return .success(response) }
         do {
@@ -90,6 +93,11 @@ final class ChaosTransport: HTTPTransport {
         }
         if path.hasSuffix("/live") {
             return (200, ["Content-Type": "text/event-stream"], Data("id: 1\ndata: one\n\ndata: two\n\n".utf8))
+        }
+        if path.hasSuffix("/whoami") {
+            // Whoever the token names: a caller of another user must never read it.
+            let user = request.value(forHTTPHeaderField: "Authorization")?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+            return (200, ["Cache-Control": "max-age=1", "Content-Type": "application/json"], Data(#"{"user":"\#(user)"}"#.utf8))
         }
         if path.hasSuffix("/profile") {
             return (200, ["Cache-Control": "max-age=1, stale-while-revalidate=1", "ETag": "\"p1\""],

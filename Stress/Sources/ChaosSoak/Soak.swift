@@ -63,6 +63,7 @@ public enum Soak {
         // The faults stop: the network is up, the server answers well, refreshes succeed.
         world.calm()
         let allEnded = await world.ledger.wait(timeout: configuration.quietTimeout)
+        let outboxDisagreement = await world.identity.outboxDisagreement(with: world.transport.server, timeout: 30)
         let census = await world.idleCensus(timeout: 30)
         memory.append(ResidentMemory.megabytes())
         let schedule = world.recorder.timeline()
@@ -76,6 +77,12 @@ public enum Soak {
             windowStalls: stalls,
             attempts: world.transport.counts.withLock { $0 },
             census: census,
+            crossedUsers: world.identity.crossedUsers.withLock { $0 },
+            switchedWhileSent: world.identity.ambiguous.withLock { $0 },
+            whoamiAnswers: world.identity.answered.withLock { $0 },
+            outboxWrites: world.identity.enqueued.withLock { $0 },
+            outboxDisagreement: outboxDisagreement,
+            outboxState: world.transport.server.snapshot,
             residentMegabytes: memory,
             schedule: (schedule.callCount, schedule.sharedCallerCount, world.recorder.droppedEvents),
             chaosSeconds: chaosSeconds,
@@ -102,6 +109,18 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     public let attempts: (started: Int, hung: Int)
     /// What each scheduler still held at the end: all zero when idle.
     public let census: [RequestScheduler.Census]
+    /// Callers of the adapter that switches users who got another user's answer: must be 0.
+    public let crossedUsers: Int
+    /// Callers whose user switched as they were sent (cancelled: who they asked as is unknown).
+    public let switchedWhileSent: Int
+    /// Callers of the adapter that switches users who got an answer.
+    public let whoamiAnswers: Int
+    /// Writes enqueued in the outbox (merged ones included).
+    public let outboxWrites: Int
+    /// How the outbox's lanes and the server's final state disagree, if they do: must be nil.
+    public let outboxDisagreement: String?
+    /// The server's final state of the outbox's lanes, and the counter taps it counted.
+    public let outboxState: (presence: [String: String], taps: Int)
     /// Resident memory at the start, after each tenth of the callers, and at the end.
     public let residentMegabytes: [Int]
     /// The first scheduler's timeline: its calls, the callers that joined one, and the events
@@ -119,7 +138,9 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     }
 
     /// Whether it held every promise it checks.
-    public var isClean: Bool { lost == 0 && twice == 0 && allEndedOnceQuiet && isIdle }
+    public var isClean: Bool {
+        lost == 0 && twice == 0 && allEndedOnceQuiet && isIdle && crossedUsers == 0 && outboxDisagreement == nil
+    }
 
     public var description: String {
         let kinds = outcomes.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
@@ -132,6 +153,8 @@ public struct SoakReport: Sendable, CustomStringConvertible {
           census (callers/calls/keys/operations) per scheduler: \(idle)\(isIdle ? " (idle)" : " (NOT IDLE)")
           resident MB: \(residentMegabytes.map(String.init).joined(separator: " → "))
           first scheduler's timeline: \(schedule.calls) calls, \(schedule.joined) callers joined one, \(schedule.dropped) events dropped
+          users switched mid-run: \(crossedUsers) answers crossed users of \(whoamiAnswers) answered, \(switchedWhileSent) callers switched as they were sent
+          outbox: \(outboxDisagreement ?? "each lane ends in its last write") (\(outboxWrites) enqueued; server: \(outboxState.presence), \(outboxState.taps) taps)
         """
     }
 }

@@ -10,11 +10,12 @@ struct Item: Decodable, Sendable {
     let name: String
 }
 
-/// A draft of several fields: its keys come out of Foundation's encoder in a varying order.
+/// A draft of several fields: its keys come out of Foundation's encoder in a varying order, and
+/// its tags, a set built anew for each caller, in its storage's.
 struct Draft: Codable, Sendable {
     let title: String
     let body: String
-    let tags: [String]
+    let tags: Set<String>
     let authorID: Int
     let isPublic: Bool
 }
@@ -47,6 +48,8 @@ final class SoakWorld: Sendable {
     private let workQueue = OperationQueue()
     private let downloads: URL
     private let signIns = Mutex(0)
+    /// A client whose adapter switches users mid-run, and an outbox of toggles.
+    let identity: SoakIdentity
 
     init(seed: UInt64) {
         random = SeededRandom(seed: seed)
@@ -93,6 +96,8 @@ final class SoakWorld: Sendable {
         clients[0].contextPropagation = CallerTrace()
         self.clients = clients
         groups = Mutex((0..<6).map { _ in RequestGroup() })
+        // On the scheduler with a cache: a cached answer must be its user's too.
+        identity = SoakIdentity(random: random, scheduler: schedulers[0], folder: downloads)
     }
 
     func tearDown() {
@@ -136,7 +141,9 @@ final class SoakWorld: Sendable {
                     ledger.end(number, errorKind(error))
                 }
             }
-        case 60..<72:
+        case 60..<66:
+            identity.askWhoAmI(priority: priority, group: group) { [ledger] kind in ledger.end(number, kind) }
+        case 66..<72:
             let operation = client.operation(for: resource(for: number), priority: priority, group: group, after: after) { [ledger] result in
                 ledger.end(number, outcomeKind(result))
             }
@@ -177,7 +184,9 @@ final class SoakWorld: Sendable {
         case 0..<4: resource = Resource(path: "users/\(random.below(8))")
         case 4..<6: resource = Resource(path: "profile")
         case 6..<8:
-            let draft = Draft(title: "draft \(random.below(4))", body: "soak", tags: ["a", "b"], authorID: 7, isPublic: true)
+            var tags = Set<String>(minimumCapacity: random.below(16))
+            for tag in ["a", "b", "c", "d", "e"].shuffled() { tags.insert(tag) }
+            let draft = Draft(title: "draft \(random.below(4))", body: "soak", tags: tags, authorID: 7, isPublic: true)
             resource = Resource(.post, path: "posts", body: .json(draft))
         case 8: resource = Resource(.put, path: "uploads/\(random.below(4))", body: .data(Data(repeating: 1, count: 32 * 1_024)))
         default: resource = Resource(.patch, path: "settings", body: .json(["theme": "dark"])).withIdempotencyKey()
@@ -248,6 +257,8 @@ final class SoakWorld: Sendable {
             }
         }
         if random.chance(20) { signIn() }
+        if random.chance(25) { identity.switchUser() }
+        if random.chance(50) { identity.write() }
     }
 
     private func signIn() {
