@@ -121,7 +121,9 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
 }
 
 /// "Same bytes on the wire and same credentials ⇔ one call", over generated pairs of requests.
-@Suite struct RequestIdentityPropertyTests {
+/// One seed at a time, yielding as it goes: the pairs are work that never waits, and the other
+/// suites' tasks share the cooperative pool's few threads (two here) with it.
+@Suite(.serialized) struct RequestIdentityPropertyTests {
     /// What a request puts on the wire: method, URL, the header fields that count (names in
     /// lower case, sorted), the body's bytes; and for whom, when an adapter says. Made from the
     /// request as the transport receives it, after its adapter, without the identity's code.
@@ -241,6 +243,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
         var generator = SplitMix64(seed: seed)
         var (same, different) = (0, 0)
         for pair in 0..<Self.pairsPerSeed {
+            if pair % 20 == 0 { await Task.yield() }
             let first = RequestSpec.random(using: &generator)
             let second = Bool.random(using: &generator) ? first.variant(using: &generator) : RequestSpec.random(using: &generator)
             let (firstKey, firstWire) = try await fixture.build(first, using: &generator)
