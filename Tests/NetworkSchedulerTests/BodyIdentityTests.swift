@@ -167,6 +167,17 @@ final class WrappingEncoder: JSONEncoder, @unchecked Sendable {
         #expect(calls == 2)
     }
 
+    @Test func aFileRewrittenInPlaceIsAnotherBody() async throws {
+        let file = try Self.file("first version")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let first = try EndpointBody.file(file).makeBody()
+        try Data("second version".utf8).write(to: file)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 5)], ofItemAtPath: file.path)
+        let second = try EndpointBody.file(file).makeBody()
+        #expect(first.identity != second.identity)
+        #expect(try EndpointBody.file(file).makeBody().identity == second.identity)
+    }
+
     @Test func aTemporaryFileOutlivesItsCallerWhileItsSharedCallGoesOn() async throws {
         let harness = Harness { _ in .hold }
         let (first, second) = (try Self.file("spooled"), try Self.file("spooled"))

@@ -11,4 +11,21 @@ import Testing
         #expect(SHA256.hex(String(repeating: "a", count: 1_000_000))
             == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
+
+    @Test func aDigestFedInChunksOfAnySizeIsTheWholeOnes() {
+        let bytes = (0..<200_003).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        let whole = SHA256.hex(bytes)
+        for sizes in [[1], [63, 1], [64], [65, 3], [1_000], [70_000, 1]] {
+            var hasher = SHA256()
+            var offset = 0
+            var turn = 0
+            while offset < bytes.count {
+                let size = min(sizes[turn % sizes.count], bytes.count - offset)
+                hasher.update(bytes[offset..<offset + size])
+                offset += size
+                turn += 1
+            }
+            #expect(hasher.hex() == whole, "chunks of \(sizes)")
+        }
+    }
 }

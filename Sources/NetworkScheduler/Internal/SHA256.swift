@@ -23,11 +23,11 @@ struct SHA256 {
     /// The digest of a string's UTF-8 bytes, in hexadecimal.
     static func hex(_ text: String) -> String { hex(Array(text.utf8)) }
 
-    private var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+        (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
     /// The bytes of an unfinished block.
     private var pending: [UInt8] = []
     private var length: UInt64 = 0
-    private var schedule = [UInt32](repeating: 0, count: 64)
 
     /// A digest of nothing yet: feed it with ``update(_:)``, a chunk at a time (a file read
     /// in chunks is digested without being held whole).
@@ -37,27 +37,25 @@ struct SHA256 {
 
     mutating func update(_ bytes: some Collection<UInt8>) {
         length &+= UInt64(bytes.count)
-        if bytes.withContiguousStorageIfAvailable({ feed($0) }) == nil {
-            Array(bytes).withUnsafeBufferPointer { feed($0) }
+        if bytes.withContiguousStorageIfAvailable({ feed(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(bytes).withUnsafeBytes { feed($0) }
         }
     }
 
     /// Fills the unfinished block, then compresses whole blocks straight from `bytes`.
-    private mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private mutating func feed(_ bytes: UnsafeRawBufferPointer) {
         var start = 0
         if !pending.isEmpty {
             let taken = min(64 - pending.count, bytes.count)
             pending.append(contentsOf: bytes[0..<taken])
             start = taken
             guard pending.count == 64 else { return }
-            compress(pending)
+            pending.withUnsafeBytes { compress(blocks: $0) }
             pending.removeAll(keepingCapacity: true)
         }
-        while bytes.count - start >= 64 {
-            compress(bytes[start..<start + 64])
-            start += 64
-        }
-        pending.append(contentsOf: bytes[start...])
+        let whole = (bytes.count - start) / 64 * 64
+        if whole > 0 { compress(blocks: UnsafeRawBufferPointer(rebasing: bytes[start..<start + whole])) }
+        pending.append(contentsOf: bytes[(start + whole)...])
     }
 
     /// The digest of everything fed, as 32 bytes.
@@ -68,8 +66,10 @@ struct SHA256 {
         tail.append(0x80)
         while tail.count % 64 != 56 { tail.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        for block in stride(from: 0, to: tail.count, by: 64) { copy.compress(tail[block..<block + 64]) }
-        return copy.state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
+        tail.withUnsafeBytes { copy.compress(blocks: $0) }
+        let words = [copy.state.0, copy.state.1, copy.state.2, copy.state.3, copy.state.4, copy.state.5, copy.state.6,
+                     copy.state.7]
+        return words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
     }
 
     /// The digest of everything fed, as 64 lowercase hexadecimal digits.
@@ -84,31 +84,37 @@ struct SHA256 {
         return String(decoding: text, as: UTF8.self)
     }
 
-    private mutating func compress(_ block: some Collection<UInt8>) {
-        var bytes = block.makeIterator()
-        for index in 0..<16 {
-            var word: UInt32 = 0
-            for _ in 0..<4 { word = word << 8 | UInt32(bytes.next()!) }
-            schedule[index] = word
+    /// Compresses whole 64-byte blocks. Over raw pointers, whose operations are transparent to
+    /// the compiler: a debug build (as tests run) digested arrays at about 1 MB/s.
+    private mutating func compress(blocks: UnsafeRawBufferPointer) {
+        guard let base = blocks.baseAddress else { return }
+        let schedule = UnsafeMutablePointer<UInt32>.allocate(capacity: 64)
+        defer { schedule.deallocate() }
+        Self.roundConstants.withUnsafeBufferPointer { constants in
+            let k = constants.baseAddress!
+            var (h0, h1, h2, h3, h4, h5, h6, h7) = state
+            for block in stride(from: 0, to: blocks.count, by: 64) {
+                for index in 0..<16 {
+                    schedule[index] = UInt32(bigEndian: base.loadUnaligned(fromByteOffset: block + index * 4, as: UInt32.self))
+                }
+                for index in 16..<64 {
+                    let w15 = schedule[index - 15], w2 = schedule[index - 2]
+                    let s0 = (w15 >> 7 | w15 << 25) ^ (w15 >> 18 | w15 << 14) ^ (w15 >> 3)
+                    let s1 = (w2 >> 17 | w2 << 15) ^ (w2 >> 19 | w2 << 13) ^ (w2 >> 10)
+                    schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
+                }
+                var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
+                for index in 0..<64 {
+                    let sigma1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
+                    let t1 = h &+ sigma1 &+ ((e & f) ^ (~e & g)) &+ k[index] &+ schedule[index]
+                    let sigma0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
+                    let t2 = sigma0 &+ ((a & b) ^ (a & c) ^ (b & c))
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                }
+                (h0, h1, h2, h3) = (h0 &+ a, h1 &+ b, h2 &+ c, h3 &+ d)
+                (h4, h5, h6, h7) = (h4 &+ e, h5 &+ f, h6 &+ g, h7 &+ h)
+            }
+            state = (h0, h1, h2, h3, h4, h5, h6, h7)
         }
-        for index in 16..<64 {
-            let s0 = Self.rotate(schedule[index - 15], 7) ^ Self.rotate(schedule[index - 15], 18) ^ (schedule[index - 15] >> 3)
-            let s1 = Self.rotate(schedule[index - 2], 17) ^ Self.rotate(schedule[index - 2], 19) ^ (schedule[index - 2] >> 10)
-            schedule[index] = schedule[index - 16] &+ s0 &+ schedule[index - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for index in 0..<64 {
-            let choice = (e & f) ^ (~e & g)
-            let t1 = h &+ (Self.rotate(e, 6) ^ Self.rotate(e, 11) ^ Self.rotate(e, 25)) &+ choice &+ Self.roundConstants[index]
-                &+ schedule[index]
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = (Self.rotate(a, 2) ^ Self.rotate(a, 13) ^ Self.rotate(a, 22)) &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        for (index, value) in zip(state.indices, [a, b, c, d, e, f, g, h]) { state[index] &+= value }
-    }
-
-    private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        value >> count | value << (32 - count)
     }
 }

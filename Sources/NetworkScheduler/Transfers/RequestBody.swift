@@ -66,7 +66,8 @@ enum RequestBody: Sendable, Equatable {
     /// device that never ends, such as `/dev/zero`).
     static func file(at url: URL, owner: TemporaryFile? = nil) throws(ServiceError) -> RequestBody {
         let stamp = try stamp(ofFileAt: url)
-        return .file(url, identity: Data("file\u{0}".utf8) + (try digest(ofFileAt: url)), stamp: stamp, owner: owner)
+        let digest = try FileDigests.shared.digest(ofFileAt: url, stamp: stamp)
+        return .file(url, identity: Data("file\u{0}".utf8) + digest, stamp: stamp, owner: owner)
     }
 
     /// A form's body: in memory if it has no files.
@@ -78,16 +79,16 @@ enum RequestBody: Sendable, Equatable {
             identity.append(part.head)
             switch part.content {
             case .data(let data): identity.append(data)
-            case .file(let url): identity.append(try Self.digest(ofFileAt: url))
+            case .file(let url): identity.append(try FileDigests.shared.digest(ofFileAt: url, stamp: try Self.stamp(ofFileAt: url)))
             }
         }
         return .multipart(form, identity: identity)
     }
 
-    /// The path, size and modification time of a regular file.
+    /// The path, size, modification time and file number of a regular file.
     static func stamp(ofFileAt url: URL) throws(ServiceError) -> Data {
         let file = try regularFile(at: url)
-        return Data("\(url.path)\u{0}\(file.size)\u{0}\(file.modified?.timeIntervalSince1970 ?? 0)".utf8)
+        return Data("\(url.path)\u{0}\(file.size)\u{0}\(file.modified?.timeIntervalSince1970 ?? 0)\u{0}\(file.number)".utf8)
     }
 
     /// The SHA-256 of a regular file's content, read a chunk at a time.
@@ -105,7 +106,7 @@ enum RequestBody: Sendable, Equatable {
     }
 
     /// The size and modification time of the regular file at `url`.
-    static func regularFile(at url: URL) throws(ServiceError) -> (size: Int64, modified: Date?) {
+    static func regularFile(at url: URL) throws(ServiceError) -> (size: Int64, modified: Date?, number: UInt64) {
         guard url.isFileURL else { throw .invalidRequest(reason: "the body file \(url.absoluteString) is not a file URL") }
         let attributes: [FileAttributeKey: Any]
         do {
@@ -117,7 +118,7 @@ enum RequestBody: Sendable, Equatable {
               let size = (attributes[.size] as? NSNumber)?.int64Value else {
             throw .invalidRequest(reason: "the body file \(url.lastPathComponent) is not a regular file")
         }
-        return (size, attributes[.modificationDate] as? Date)
+        return (size, attributes[.modificationDate] as? Date, (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0)
     }
 }
 
