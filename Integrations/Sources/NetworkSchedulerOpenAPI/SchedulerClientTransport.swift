@@ -61,7 +61,6 @@ public struct SchedulerClientTransport: ClientTransport {
         var headers = HTTPConversion.headers(of: request.headerFields)
         let contentType = headers.removeValue(forKey: HTTPField.Name.contentType.rawName) ?? "application/octet-stream"
         let spooled = try await body.asyncMap { try await SpooledBody($0, contentType: contentType, limit: bufferedUploadLimit) }
-        defer { spooled?.remove() }
         if options.streamsResponse ?? Self.asksForAStream(request) {
             return try await stream(request, url: url, headers: headers, body: spooled?.body, options: options)
         }

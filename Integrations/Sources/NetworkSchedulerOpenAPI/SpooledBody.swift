@@ -4,18 +4,17 @@ import OpenAPIRuntime
 
 /// A generated client's request body as the scheduler sends it: in memory up to a limit,
 /// else written to a temporary file as it is read, and sent from there (so that an upload
-/// is never read whole into memory, and each retry can read it again).
+/// is never read whole into memory, and each retry can read it again). The scheduler owns the
+/// file (``EndpointBody/temporaryFile(_:contentType:)``): it counts by its content, so identical
+/// uploads share one call, and it is removed once no call may send it.
 struct SpooledBody: Sendable {
     let body: EndpointBody
-    /// The temporary file, removed once the call ended.
-    private let file: URL?
 
     /// Reads `body`: whole, if its length is known and at most `limit` bytes; else into a
     /// file in the temporary folder.
     init(_ body: HTTPBody, contentType: String, limit: Int) async throws {
         if case .known(let length) = body.length, length <= Int64(limit) {
             self.body = .data(try await Data(collecting: body, upTo: limit), contentType: contentType)
-            file = nil
             return
         }
         let url = FileManager.default.temporaryDirectory
@@ -34,12 +33,6 @@ struct SpooledBody: Sendable {
             try? FileManager.default.removeItem(at: url)
             throw error
         }
-        self.body = .file(url, contentType: contentType)
-        file = url
-    }
-
-    /// Removes the temporary file, if there is one.
-    func remove() {
-        if let file { try? FileManager.default.removeItem(at: file) }
+        self.body = .temporaryFile(url, contentType: contentType)
     }
 }

@@ -36,3 +36,8 @@ struct PostBody: Codable, Sendable {
 struct MessageBody: Codable, Sendable {
     let message: String
 }
+
+/// A user's presence (`away`, `online`…), as `PUT /me/presence` takes and answers it.
+struct PresenceRecord: Codable, Sendable {
+    let presence: String
+}

@@ -10,6 +10,10 @@ public enum Route: String, CaseIterable, Codable, Sendable {
     case deletePost = "DELETE /posts/{id}"
     /// Answers, without a token, with the headers it received: where a redirect's went.
     case echo = "GET /echo"
+    /// Answers, without a token, with the body it received, as it received it.
+    case echoBody = "POST /echo"
+    /// Sets the user's presence (`{"presence": "away"}`): the last write is the state.
+    case presence = "PUT /me/presence"
     /// Reads the body as it streams in and answers with its length and checksum.
     case upload = "POST /uploads"
     /// Reads a `multipart/form-data` form and answers with its fields and files.

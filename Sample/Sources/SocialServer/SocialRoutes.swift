@@ -121,6 +121,21 @@ struct SocialRoutes: Sendable {
                 return Reply.cacheable(headers, route: .echo, request: request, caching: caching)
             }
         }
+        router.post("/echo") { request, context in
+            await handle(.echoBody, request, context, authenticated: false) { _ in
+                let body = try await request.body.collect(upTo: 1_024 * 1_024)
+                return Reply.raw(Data(body.readableBytesView), status: .ok, contentType: "application/json")
+            }
+        }
+        router.put("/me/presence") { request, context in
+            await handle(.presence, request, context) { userID in
+                guard let body = try? await request.decode(as: PresenceRecord.self, context: context) else {
+                    return Reply.message("send a JSON body with a presence", status: .badRequest)
+                }
+                await store.setPresence(body.presence, of: userID)
+                return Reply.json(body)
+            }
+        }
         addUploadRoutes(to: router)
         addExportRoutes(to: router)
         addLiveFeedRoutes(to: router)

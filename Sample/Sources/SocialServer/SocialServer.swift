@@ -73,6 +73,12 @@ public final class SocialServer: Sendable {
     }
 
     /// How many posts exist whose text starts with `prefix`: proof that none was created twice.
+    /// The presences `PUT /me/presence` set for a user, in the order they arrived: the last is
+    /// the user's state.
+    public func presences(of userID: Int) async -> [String] {
+        await store.presences(of: userID)
+    }
+
     public func postCount(withTextPrefix prefix: String) async -> Int {
         await store.postCount(withTextPrefix: prefix)
     }

@@ -52,6 +52,13 @@ actor SocialStore {
 
     func userID(forToken token: String) -> Int? { sessions[token] }
 
+    /// Each user's presence, as the last `PUT /me/presence` set it, and every one it was set to.
+    private var presences: [Int: [String]] = [:]
+
+    func setPresence(_ presence: String, of userID: Int) { presences[userID, default: []].append(presence) }
+
+    func presences(of userID: Int) -> [String] { presences[userID] ?? [] }
+
     /// Forgets every session, as if every token had expired.
     func expireSessions() {
         sessions = [:]
