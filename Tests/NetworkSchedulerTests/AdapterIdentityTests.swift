@@ -100,6 +100,32 @@ final class CurrentUser: Sendable {
         #expect(harness.transport.arrivals.elements.allSatisfy { $0.path != "/v1/me" })
     }
 
+    @Test func aReplayAfterATokenRefreshIsNotSentAsAUserSwitchedInMeanwhile() async throws {
+        // Given alice's request, rejected for its stale token; the app switches to bob while
+        // the token is refreshed
+        let user = CurrentUser("alice")
+        let authenticator = TokenAuthenticator(token: "stale") { _ in
+            user.value = "bob"
+            return "fresh"
+        }
+        let harness = Harness(authenticator: authenticator) { request in
+            request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh" ? .json(userJSON) : .status(401)
+        }
+        var api = harness.api
+        api.requestAdapter = RequestAdapter(identity: { user.value }) { request in
+            var request = request
+            request.setValue(user.value, forHTTPHeaderField: "X-User")
+            return request
+        }
+        let outcomes = Outcomes<User>()
+        api.send(Resource<User>(path: "me"), completion: outcomes.completion("alice"))
+
+        // Then the replay, matched as alice's, is not sent as bob's
+        let result = await outcomes.wait(for: 1)["alice"]
+        #expect(result?.failure == .invalidRequest(reason: "the request adapter's identity changed after the request was built"))
+        #expect(harness.transport.arrivals.elements.map { $0.request.value(forHTTPHeaderField: "X-User") } == ["alice"])
+    }
+
     @Test func theCacheKeepsAnAdaptedAnswerForItsUserAlone() async throws {
         let cache = ResponseCache()
         let harness = Harness(reply: { request in

@@ -54,11 +54,12 @@ struct PreparedRequest: Sendable, Equatable {
     /// Who adapts it, if anything does.
     var adaptation: Adaptation? { storage.adaptation }
 
-    /// The same request, adapted by `adapter` as each attempt starts, for the identity it states now.
-    func adapted(by adapter: RequestAdapter) -> PreparedRequest {
+    /// The same request, adapted by `adapter` as each attempt starts, for `identity`: the one
+    /// it states now unless given (a rebuilt request keeps the one its call was matched by).
+    func adapted(by adapter: RequestAdapter, for identity: RequestAdapter.StatedIdentity? = nil) -> PreparedRequest {
         var request = self
         request.storage = Storage(form: form, host: host, cache: cache,
-                                  adaptation: Adaptation(adapter: adapter.id, identity: adapter.statedIdentity()))
+                                  adaptation: Adaptation(adapter: adapter.id, identity: identity ?? adapter.statedIdentity()))
         return request
     }
 

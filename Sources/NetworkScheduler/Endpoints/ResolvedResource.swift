@@ -164,13 +164,15 @@ final class Submission: Sendable, Equatable {
 
     /// The request as the scheduler keeps it, with the bearer token as it is now, and its
     /// caller's `context` fields (on its client's origin).
-    /// An adapter's request carries the identity the adapter states now.
-    func prepare(context: [(name: String, value: String)] = []) throws(ServiceError) -> PreparedRequest {
+    /// An adapter's request carries the identity the adapter states now, or `identity` when
+    /// given: a request built again for its call (after a token refresh) is for the same user.
+    func prepare(context: [(name: String, value: String)] = [],
+                 identity: RequestAdapter.StatedIdentity? = nil) throws(ServiceError) -> PreparedRequest {
         let request: PreparedRequest = switch source {
         case .recipe(let recipe): try recipe.prepare(context: context)
         case .urlRequest(let request): try .checked(request)
         }
-        return adapter.map(request.adapted(by:)) ?? request
+        return adapter.map { request.adapted(by: $0, for: identity) } ?? request
     }
 }
 

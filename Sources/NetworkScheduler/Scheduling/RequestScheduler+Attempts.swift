@@ -86,13 +86,14 @@ extension RequestScheduler {
 }
 
 extension SchedulerMachine.TokenRefresh {
-    /// The call's request built again with the new token, carrying the `Idempotency-Key` and
-    /// the context fields (``ContextPropagation``) it was sent with.
+    /// The call's request built again with the new token, carrying the `Idempotency-Key`, the
+    /// context fields (``ContextPropagation``) and the adapter's identity it was sent with (a
+    /// user switched in meanwhile fails the replay's adapter check instead of taking the call).
     func rebuiltRequest() throws(ServiceError) -> PreparedRequest {
         let context = (submission.contextPropagation?.fieldNames ?? []).compactMap { name in
             request.header(name).map { (name: name, value: $0) }
         }
-        var rebuilt = try submission.prepare(context: context)
+        var rebuilt = try submission.prepare(context: context, identity: request.adaptation?.identity)
         if let key = request.header("idempotency-key") { rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
         return rebuilt
     }
