@@ -57,7 +57,11 @@ public struct RequestAdapter: Sendable {
     /// - Parameters:
     ///   - identity: who the adapted request is for: everything `adapt` adds that tells users
     ///     (or devices, or accounts) apart depends on it alone. Read as each request is built
-    ///     and again once `adapt` has run. Nil: the request shares nothing.
+    ///     and again once `adapt` has run. Give one that changes with every sign-in (a session's
+    ///     ID rather than the user's): a switch to another user and back while `adapt` runs then
+    ///     shows, where the user's ID alone would read the same before and after (the chaos soak,
+    ///     switching from many threads at once, once saw this in 100,000 callers). Nil: the
+    ///     request shares nothing.
     ///   - adapt: returns the request to send, from the one about to be sent.
     public init(identity: @escaping @Sendable () -> String?,
                 _ adapt: @escaping @Sendable (URLRequest) async throws -> URLRequest) {

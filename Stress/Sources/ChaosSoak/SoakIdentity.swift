@@ -15,7 +15,10 @@ final class SoakIdentity: Sendable {
     static let lanes = ["status", "mood"]
 
     private let random: SeededRandom
-    private let currentUser = Mutex("alice")
+    /// The current user, and how many switches there have been: the adapter states both, as an
+    /// app states its sign-in session, so that a switch away and back during one adaptation is
+    /// seen (the user's name alone would be the same before and after).
+    private let currentUser = Mutex((name: "alice", generation: 0))
     /// Callers who got an answer meant for another user: must be 0.
     let crossedUsers = Mutex(0)
     /// Callers whose user switched while they were sent, so that who they asked as is unknown.
@@ -34,9 +37,9 @@ final class SoakIdentity: Sendable {
         self.random = random
         var client = APIClient(baseURL: URL(string: "https://a.test/v1")!, scheduler: scheduler, timeout: 0.5)
         let currentUser = currentUser
-        client.requestAdapter = RequestAdapter(identity: { currentUser.withLock { $0 } }) { request in
+        client.requestAdapter = RequestAdapter(identity: { currentUser.withLock { "\($0.name)#\($0.generation)" } }) { request in
             var request = request
-            request.setValue("Bearer \(currentUser.withLock { $0 })", forHTTPHeaderField: "Authorization")
+            request.setValue("Bearer \(currentUser.withLock { $0.name })", forHTTPHeaderField: "Authorization")
             return request
         }
         self.client = client
@@ -51,7 +54,7 @@ final class SoakIdentity: Sendable {
     /// Switches the app's user, as a sign-out and sign-in does.
     func switchUser() {
         let user = random.pick(Self.users)
-        currentUser.withLock { $0 = user }
+        currentUser.withLock { $0 = (user, $0.generation + 1) }
     }
 
     /// One caller of `whoami` as the current user; `end` is told its outcome's kind. Now and
@@ -65,14 +68,14 @@ final class SoakIdentity: Sendable {
             switch result {
             case .success(let whoami):
                 answered.withLock { $0 += 1 }
-                if whoami.user != before { crossedUsers.withLock { $0 += 1 } }
+                if whoami.user != before.name { crossedUsers.withLock { $0 += 1 } }
                 end("success")
             case .failure(let error):
                 end(errorKind(error))
             }
         }
         // Who it was built as is `before` only if no switch came between.
-        if currentUser.withLock({ $0 }) != before {
+        if currentUser.withLock({ $0.generation }) != before.generation {
             ambiguous.withLock { $0 += 1 }
             handle.cancel()
         }
