@@ -8,7 +8,7 @@ import FoundationNetworking
 /// retry, within the attempt's timeout.
 ///
 /// ```swift
-/// api.requestAdapter = RequestAdapter(identity: { accounts.currentUserID }) { request in
+/// api.requestAdapter = RequestAdapter(identity: { accounts.sessionID }) { request in
 ///     var request = request
 ///     request.setValue("Bearer \(try await accounts.currentToken())", forHTTPHeaderField: "Authorization")
 ///     return request
