@@ -7,11 +7,16 @@ let package = Package(
     products: [
         .library(name: "NetworkScheduler", targets: ["NetworkScheduler"]),
         .library(name: "NetworkSchedulerTesting", targets: ["NetworkSchedulerTesting"]),
+        .library(name: "NetworkSchedulerTimeline", targets: ["NetworkSchedulerTimeline"]),
     ],
     targets: [
         .target(name: "NetworkScheduler"),
         .target(name: "NetworkSchedulerTesting", dependencies: ["NetworkScheduler"]),
-        .testTarget(name: "NetworkSchedulerTests", dependencies: ["NetworkScheduler", "NetworkSchedulerTesting"]),
+        .target(name: "NetworkSchedulerTimeline", dependencies: ["NetworkScheduler"]),
+        .testTarget(
+            name: "NetworkSchedulerTests",
+            dependencies: ["NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerTimeline"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

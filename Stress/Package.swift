@@ -16,7 +16,10 @@ let package = Package(
     targets: [
         .target(
             name: "ChaosSoak",
-            dependencies: [.product(name: "NetworkScheduler", package: library)]
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerTimeline", package: library),
+            ]
         ),
         .executableTarget(
             name: "Stress",

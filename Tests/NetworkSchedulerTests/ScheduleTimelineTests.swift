@@ -5,6 +5,7 @@ import FoundationNetworking
 import NetworkSchedulerTesting
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerTimeline
 #if canImport(FoundationXML)
 import FoundationXML
 #endif

@@ -6,6 +6,7 @@ import FoundationNetworking
 #endif
 import NetworkScheduler
 import NetworkSchedulerTesting
+import NetworkSchedulerTimeline
 import Testing
 
 @Suite struct SeeingTheScheduleTests {
@@ -44,6 +45,6 @@ import Testing
     }
 
     @Test func theArticleShowsThisFilesCodeAsWritten() throws {
-        try expectArticle("SeeingTheSchedule", blocks: 3, indentation: 8)
+        try expectArticle("SeeingTheSchedule", of: "NetworkSchedulerTimeline", blocks: 3, indentation: 8)
     }
 }

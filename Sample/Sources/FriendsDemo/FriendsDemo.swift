@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import NetworkScheduler
 import NetworkSchedulerTesting
+import NetworkSchedulerTimeline
 import SocialApp
 import SocialServer
 

@@ -137,7 +137,7 @@ extension ResponseCache {
 
     static func isSameOrigin(_ url: URL, _ other: String) -> Bool {
         guard let other = URL(string: other) else { return false }
-        return PreparedRequest.hostKey(of: url) == PreparedRequest.hostKey(of: other)
+        return url.hostKey == other.hostKey
     }
 }
 

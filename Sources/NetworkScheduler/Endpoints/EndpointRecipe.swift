@@ -24,7 +24,7 @@ final class ClientDefaults: Sendable {
     init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval,
          contextPropagation: (any ContextPropagation)? = nil) {
         self.baseURL = baseURL
-        baseHost = PreparedRequest.hostKey(of: baseURL)
+        baseHost = baseURL.hostKey
         plainBase = APIClient.plainBase(of: baseURL)
         self.headers = HeaderFields(headers)
         self.contextPropagation = contextPropagation
@@ -122,7 +122,7 @@ struct EndpointRecipe: Sendable {
             return (url, baseHost)
         }
         let url = try APIClient.componentsURL(base: defaults.baseURL, path: path, query: query)
-        guard let host = PreparedRequest.hostKey(of: url) else {
+        guard let host = url.hostKey else {
             throw .invalidRequest(reason: "\(url.absoluteString) has no host")
         }
         return (url.absoluteString, host)

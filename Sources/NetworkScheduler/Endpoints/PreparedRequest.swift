@@ -89,14 +89,14 @@ struct PreparedRequest: Sendable, Equatable {
     /// The scheme, host and port, which name the budget and the waiting line the request uses.
     var host: String { storage.host }
 
-    /// A request by its parts, for `host` (see ``hostKey(of:)``).
+    /// A request by its parts, for `host` (see `URL.hostKey`).
     init(_ parts: Parts, host: String) {
         storage = Storage(form: .parts(parts), host: host)
     }
 
     /// A request a caller built, kept as it is.
     init(_ request: URLRequest) {
-        storage = Storage(form: .built(request), host: request.url.flatMap(Self.hostKey(of:)) ?? "")
+        storage = Storage(form: .built(request), host: request.url?.hostKey ?? "")
     }
 
     /// A request a caller built, for the scheduler, which needs an absolute http(s) URL with
@@ -254,18 +254,10 @@ struct PreparedRequest: Sendable, Equatable {
         }
     }
 
-    /// The budget's name for the host of `url`: scheme, host and port, with the scheme's
-    /// default port spelt out, so that `http://h` and `http://h:80` share one budget.
     /// The name alone of its host, in lower case (`api.example.com`), by which rate limits are
     /// set; nil if `host` has none.
     var hostName: String? {
         URL(string: host)?.host?.lowercased()
-    }
-
-    static func hostKey(of url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else { return nil }
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(host.lowercased()):\(port)"
     }
 }
 

@@ -257,7 +257,7 @@ public final class RequestScheduler: Sendable {
             let isSuspended = handle.group?.insert(handle) ?? false
             let waited = prerequisites.compactMap { $0.request?.dependencyID }
             let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
-                                            waitingFor: waited, host: handle.url.flatMap(PreparedRequest.hostKey(of:)).map {
+                                            waitingFor: waited, host: handle.url?.hostKey.map {
                                                 Machine.lineName(of: $0, opensStream: handle.submission.opensStream)
                                             },
                                             isSuspended: isSuspended,
@@ -474,7 +474,7 @@ public final class RequestScheduler: Sendable {
     ///
     /// - Parameter url: any URL of the host.
     public func health(of url: URL) -> HostHealth {
-        guard let name = PreparedRequest.hostKey(of: url) else { return .available }
+        guard let name = url.hostKey else { return .available }
         let availability = state.withLock { core in
             core.machine.hostIndices[name].map { core.machine.hosts[$0].availability } ?? .available
         }
@@ -486,7 +486,7 @@ public final class RequestScheduler: Sendable {
     ///
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {
-        guard let name = PreparedRequest.hostKey(of: url) else { return hostBudget }
+        guard let name = url.hostKey else { return hostBudget }
         return state.withLock { core in core.machine.hostIndices[name].map { core.machine.budgets(ofHost: $0).all } ?? hostBudget }
     }
 

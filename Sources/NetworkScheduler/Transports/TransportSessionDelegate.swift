@@ -217,6 +217,6 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
 
     /// Scheme, host and port, with the scheme's default port spelt out.
     static func origin(of url: URL?) -> String? {
-        url.flatMap(PreparedRequest.hostKey(of:))
+        url?.hostKey
     }
 }

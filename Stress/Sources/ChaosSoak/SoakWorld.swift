@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerTimeline
 
 struct Item: Decodable, Sendable {
     let id: Int

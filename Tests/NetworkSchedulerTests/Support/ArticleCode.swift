@@ -1,14 +1,17 @@
 import Foundation
 import Testing
 
-/// Checks that the DocC article `name` shows only code that the test file `file` compiles:
-/// each of its `blocks` Swift code blocks must stand in the file as written, indented by
-/// `indentation` spaces (the depth of the test that runs it).
-func expectArticle(_ name: String, showsCodeOf file: String = #filePath, blocks: Int, indentation: Int = 0) throws {
+/// Checks that the DocC article `name` of `module`'s catalog shows only code that the test file
+/// `file` compiles: each of its `blocks` Swift code blocks must stand in the file as written,
+/// indented by `indentation` spaces (the depth of the test that runs it).
+func expectArticle(
+    _ name: String, of module: String = "NetworkScheduler", showsCodeOf file: String = #filePath,
+    blocks: Int, indentation: Int = 0
+) throws {
     let here = URL(fileURLWithPath: file)
     let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let article = try String(contentsOf: root.appendingPathComponent(
-        "Sources/NetworkScheduler/NetworkScheduler.docc/\(name).md"), encoding: .utf8)
+        "Sources/\(module)/\(module).docc/\(name).md"), encoding: .utf8)
     let source = try String(contentsOf: here, encoding: .utf8)
     let shown = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
     #expect(shown.count == blocks)

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 extension ScheduleTimeline {
     /// The timeline as a self-contained SVG picture (no script, font or file of its own), for

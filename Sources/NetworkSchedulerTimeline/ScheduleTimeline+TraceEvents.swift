@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 extension ScheduleTimeline {
     /// The timeline in the Trace Event Format (JSON), which Perfetto (ui.perfetto.dev) and

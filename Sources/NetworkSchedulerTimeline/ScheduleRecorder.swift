@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 /// Records a scheduler's events with the time each happened, to draw them as a timeline:
 /// which call waited behind which and for how long, what was shared, retried or paused.

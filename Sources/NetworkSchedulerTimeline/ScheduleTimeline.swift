@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 /// A recorded run of a scheduler, laid out as a timeline: a track per host line, and in it a
 /// row per call (and one per caller that joined a call), with the call's wait in its line,

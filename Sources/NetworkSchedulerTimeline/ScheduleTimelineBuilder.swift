@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 /// Reads a run's events in the order they were recorded, and lays them out as a
 /// ``ScheduleTimeline``. An event names its call by number and its caller by ID, so that
@@ -291,7 +292,7 @@ struct ScheduleTimelineBuilder {
 
     /// `scheme://host:port`, as host lines and health events name a host.
     private static func host(of url: URL?) -> String {
-        url.flatMap(PreparedRequest.hostKey(of:)) ?? "no host"
+        url?.hostKey ?? "no host"
     }
 
     private static func name(_ method: String, _ url: URL?) -> String {
