@@ -8,14 +8,18 @@ let package = Package(
         .library(name: "NetworkScheduler", targets: ["NetworkScheduler"]),
         .library(name: "NetworkSchedulerTesting", targets: ["NetworkSchedulerTesting"]),
         .library(name: "NetworkSchedulerTimeline", targets: ["NetworkSchedulerTimeline"]),
+        .library(name: "NetworkSchedulerOutbox", targets: ["NetworkSchedulerOutbox"]),
     ],
     targets: [
         .target(name: "NetworkScheduler"),
         .target(name: "NetworkSchedulerTesting", dependencies: ["NetworkScheduler"]),
         .target(name: "NetworkSchedulerTimeline", dependencies: ["NetworkScheduler"]),
+        .target(name: "NetworkSchedulerOutbox", dependencies: ["NetworkScheduler"]),
         .testTarget(
             name: "NetworkSchedulerTests",
-            dependencies: ["NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerTimeline"]
+            dependencies: [
+                "NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerTimeline", "NetworkSchedulerOutbox",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -27,6 +27,7 @@ let package = Package(
             name: "SchedulerBenchmarks",
             dependencies: [
                 .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerOutbox", package: library),
                 .product(name: "SocialServer", package: "Sample"),
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),

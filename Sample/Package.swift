@@ -47,7 +47,10 @@ let package = Package(
         ),
         .target(
             name: "SocialApp",
-            dependencies: [.product(name: "NetworkScheduler", package: library)]
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerOutbox", package: library),
+            ]
         ),
         // The social API's client, made by swift-openapi-generator from `openapi.yaml` and
         // committed (scripts/generate-openapi.sh makes it again): its build plugin would build
@@ -73,7 +76,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "OutboxChild",
-            dependencies: ["SocialApp", .product(name: "NetworkScheduler", package: library)]
+            dependencies: [
+                "SocialApp",
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerOutbox", package: library),
+            ]
         ),
         .executableTarget(
             name: "SocialServerCommand",
@@ -91,6 +98,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTesting", package: library),
+                .product(name: "NetworkSchedulerOutbox", package: library),
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),

@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTimeline", package: library),
+                .product(name: "NetworkSchedulerOutbox", package: library),
             ]
         ),
         .executableTarget(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the DocC documentation of NetworkScheduler, NetworkSchedulerTesting and
-# NetworkSchedulerTimeline with the toolchain's own `docc`, without adding a dependency to the
-# package, into .build/docs (or the folder given). Fails on any DocC warning.
+# Builds the DocC documentation of NetworkScheduler and its other products (Testing, Timeline,
+# Outbox) with the toolchain's own `docc`, without adding a dependency to the package, into
+# .build/docs (or the folder given). Fails on any DocC warning.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 output="${1:-.build/docs}"
@@ -11,7 +11,7 @@ trap 'rm -f "$log"' EXIT
 # --build-tests`); the libraries' graphs, all this needs, are written whatever it says of those.
 swift package dump-symbol-graph --skip-synthesized-members --emit-extension-block-symbols >"$log" 2>&1 || true
 graphs=$(sed -n 's/^Files written to //p' "$log")
-for module in NetworkScheduler NetworkSchedulerTesting NetworkSchedulerTimeline; do
+for module in NetworkScheduler NetworkSchedulerTesting NetworkSchedulerTimeline NetworkSchedulerOutbox; do
     if [ -z "$graphs" ] || [ ! -f "$graphs/$module.symbols.json" ]; then
         echo "build-docs: no symbol graph for $module; swift package dump-symbol-graph said:" >&2
         cat "$log" >&2
@@ -19,7 +19,7 @@ for module in NetworkScheduler NetworkSchedulerTesting NetworkSchedulerTimeline;
     fi
 done
 mkdir -p "$output"
-for module in NetworkScheduler NetworkSchedulerTesting NetworkSchedulerTimeline; do
+for module in NetworkScheduler NetworkSchedulerTesting NetworkSchedulerTimeline NetworkSchedulerOutbox; do
     module_graphs=.build/symbol-graphs/$module
     rm -rf "$module_graphs"
     mkdir -p "$module_graphs"
@@ -34,7 +34,7 @@ done
 python3 - "$graphs" <<'PYTHON'
 import glob, json, sys
 missing = []
-for module in ("NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerTimeline"):
+for module in ("NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerTimeline", "NetworkSchedulerOutbox"):
     for path in glob.glob(f"{sys.argv[1]}/{module}.symbols.json") + glob.glob(f"{sys.argv[1]}/{module}@*.symbols.json"):
         for symbol in json.load(open(path))["symbols"]:
             if symbol.get("accessLevel") not in ("public", "open") or symbol["kind"]["identifier"] == "swift.extension":
@@ -55,4 +55,4 @@ for module in ("NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerT
 if missing:
     sys.exit("Public symbols or parameters without documentation:\n  " + "\n  ".join(sorted(set(missing))))
 PYTHON
-echo "Documentation in $output: NetworkScheduler.doccarchive, NetworkSchedulerTesting.doccarchive, NetworkSchedulerTimeline.doccarchive"
+echo "Documentation in $output: a .doccarchive per module"

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerOutbox
 import NetworkSchedulerTesting
 
 /// The outbox's journal: records written whole before `append` returns, read back checked, so

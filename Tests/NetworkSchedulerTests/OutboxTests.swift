@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerOutbox
 import NetworkSchedulerTesting
 
 private struct Note: Codable, Sendable, Equatable {

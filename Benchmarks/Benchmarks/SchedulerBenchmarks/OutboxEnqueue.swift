@@ -1,5 +1,6 @@
 import Foundation
 import NetworkScheduler
+import NetworkSchedulerOutbox
 
 /// Scenario 12: 10,000 small writes made durable, one after the other: through an `Outbox`
 /// (each journaled and `fsync`ed before `enqueue` returns; its kind not registered, so nothing

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkScheduler
+import NetworkSchedulerOutbox
 import SocialApp
 
 // The client process of the outbox's crash test (SampleTests' OutboxCrashTests): it enqueues

@@ -1,5 +1,6 @@
 import Foundation
 import NetworkScheduler
+import NetworkSchedulerOutbox
 
 // The API's endpoints, one typed resource each. New endpoints are added here, not edited in.
 

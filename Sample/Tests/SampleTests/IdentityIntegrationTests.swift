@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerOutbox
 import NetworkSchedulerOpenAPI
 import NIOConcurrencyHelpers
 import OpenAPIRuntime

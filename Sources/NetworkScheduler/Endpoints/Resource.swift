@@ -108,7 +108,7 @@ public struct Resource<Model: Sendable>: Sendable {
     /// included), read another way.
     ///
     /// - Parameter decoding: how the response becomes the other model.
-    func reading<Other>(as decoding: ResponseDecoding<Other>) -> Resource<Other> {
+    package func reading<Other>(as decoding: ResponseDecoding<Other>) -> Resource<Other> {
         var other = Resource<Other>(method, path: path, query: query, headers: headers, body: body,
                                     acceptableStatusCodes: acceptableStatusCodes, timeout: timeout,
                                     deduplication: deduplication, decoding: decoding)

@@ -10,9 +10,9 @@ import Foundation
 /// a list of pairs (keys other than strings and integers); and a keyed container's members come
 /// out in an order that varies from one encode to the next unless the encoder sorts keys
 /// (``JSONMemberOrder`` sorts an unsorted encoder's output, keeping each token as written).
-enum CanonicalJSON {
+package enum CanonicalJSON {
     /// `value` encoded by `encoder` as it is now, in canonical order.
-    static func encode<Value: Encodable>(_ value: Value, with encoder: JSONEncoder) throws -> Data {
+    package static func encode<Value: Encodable>(_ value: Value, with encoder: JSONEncoder) throws -> Data {
         let data = try encoder.encode(ordered(value))
         guard !encoder.outputFormatting.contains(.sortedKeys) else { return data }
         return JSONMemberOrder.sorted(data) ?? data
@@ -48,7 +48,7 @@ extension JSONEncoder {
     /// A default encoder that sorts keys, shared by every JSON body and payload that does not
     /// bring its own: making one per request cost allocations a POST. Not public: a caller
     /// changing its settings would change every body's.
-    @usableFromInline static let sortingKeys: JSONEncoder = {
+    @usableFromInline package static let sortingKeys: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return encoder

@@ -46,7 +46,7 @@ public final class RequestScheduler: Sendable {
     let attempts = OperationQueue()
     /// Tells the time, and fires the timer when the machine asks (an attempt's deadline, the
     /// end of a backoff).
-    let clock: any SchedulerClock
+    package let clock: any SchedulerClock
     private let timer: any SchedulerTimer
     /// Runs completion handlers on ``Configuration-swift.struct/callbackQueue``; nil to run each
     /// on the thread that ends its caller.

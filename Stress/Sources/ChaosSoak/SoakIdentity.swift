@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetworkScheduler
+import NetworkSchedulerOutbox
 
 /// The soak's checks of identity: a client whose adapter adds the current user's token while
 /// the app switches users mid-run (no caller may get another user's answer, from a shared call

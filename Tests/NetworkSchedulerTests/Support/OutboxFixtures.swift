@@ -1,5 +1,6 @@
 import Foundation
 @testable import NetworkScheduler
+@testable import NetworkSchedulerOutbox
 
 /// What the outbox suites share: a folder of their own, and a configuration that tries again at once.
 enum OutboxFixtures {

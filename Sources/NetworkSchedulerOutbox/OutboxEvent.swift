@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 /// What an ``Outbox`` writes to its journal, one record each: the history of its writes, from
 /// which a process that opens it learns what is pending and what is told.

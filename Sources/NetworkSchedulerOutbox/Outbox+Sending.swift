@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 // Sending an outbox's writes, reading their outcomes, and its journal's history.
 extension Outbox {

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 /// A kind of write an ``Outbox`` keeps: its name in the journal, the lane its writes go in, in
 /// order, and how a payload becomes its request. A process that opens an outbox registers the

@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 /// Writes that survive a crash or a relaunch and reach the server once, by their key.
 ///

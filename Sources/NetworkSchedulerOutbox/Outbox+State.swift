@@ -1,4 +1,5 @@
 import Foundation
+import NetworkScheduler
 
 // What an outbox holds in memory: its writes, each lane's line, and the writes each event may
 // have made ready, so that no event looks at every write (10,000 waiting made each enqueue
