@@ -309,18 +309,25 @@ import Testing
         #expect(harness.isIdle)
     }
 
-    @Test func aDependencyOfATypeTheSchedulerCannotWaitForFailsItsDependentUnsent() async {
-        final class Unknown: RequestDependency {}
-        let harness = Harness()
-        let outcomes = Outcomes<User>()
-        harness.api.send(Resource<User>(path: "me"), after: [Unknown()], completion: outcomes.completion("me"))
-
-        guard case .invalidRequest(let reason)? = await outcomes.wait(for: 1)["me"]?.failure else {
-            Issue.record("expected invalidRequest")
-            return
+    @Test func aTypeOfTheAppsThatStandsForARequestMakesItsDependentWaitForThatRequest() async throws {
+        // What an app may adopt RequestDependency with: a handle's work, never work of its own.
+        final class ProfileLoad: RequestDependency {
+            let handle: RequestHandle
+            init(_ handle: RequestHandle) { self.handle = handle }
+            var awaitedWork: AwaitedWork { handle.awaitedWork }
         }
-        #expect(reason.contains("Unknown"))
-        #expect(harness.transport.arrivals.count == 0)
-        #expect(harness.isIdle)
+        let harness = Harness { request in request.url?.path == "/v1/me" ? .hold : .json(userJSON) }
+        let outcomes = Outcomes<User>()
+        let load = ProfileLoad(harness.api.send(Resource<User>(path: "me"), completion: outcomes.completion("me")))
+        harness.api.send(Resource<User>(path: "friends"), after: [load], completion: outcomes.completion("friends"))
+        await harness.transport.arrivals.wait(for: 1)
+        // A request sent later, answered while the dependent still waits.
+        harness.api.send(Resource<User>(path: "other"), completion: outcomes.completion("other"))
+        await outcomes.wait(for: 1)
+        #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/me", "/v1/other"])
+
+        harness.transport.release(path: "/v1/me", with: .json(userJSON))
+        #expect(try await outcomes.wait(for: 3)["friends"]?.get().id == 1)
+        #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/me", "/v1/other", "/v1/friends"])
     }
 }

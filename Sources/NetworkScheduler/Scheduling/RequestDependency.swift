@@ -15,31 +15,47 @@ import Foundation
 /// ``ServiceError/dependencyFailed(cause:dependency:)`` (its cause ``ServiceError/cancelled``)
 /// if the operation was cancelled. An operation that never finishes holds its dependents until
 /// their deadline (``Resource/within(_:)``), their cancellation, or their group's.
-public protocol RequestDependency: AnyObject {}
+///
+/// A type of yours can stand for one of these (a task object that holds a request's handle):
+/// it conforms by naming the work it stands for, which only the library's types make, so
+/// every dependency is one the scheduler can wait for.
+///
+/// ```swift
+/// final class ProfileLoad: RequestDependency {
+///     let handle: RequestHandle
+///     var awaitedWork: AwaitedWork { handle.awaitedWork }
+/// }
+/// ```
+public protocol RequestDependency: AnyObject {
+    /// The request or operation a dependent waits for.
+    var awaitedWork: AwaitedWork { get }
+}
 
-extension RequestHandle: RequestDependency {}
-extension Operation: RequestDependency {}
-
-/// What one entry of `after:` is, read once as the request enters its scheduler.
-enum Prerequisite {
-    /// Another request: its outcome, and its priority inherited while the dependent waits.
-    case request(RequestHandle)
-    /// An `Operation`, watched until it finishes.
-    case operation(Operation)
-    /// A type of the app's that conforms: the dependent fails as an invalid request, naming it.
-    case unsupported(String)
-
-    init(_ dependency: any RequestDependency) {
-        switch dependency {
-        case let handle as RequestHandle: self = .request(handle)
-        case let operation as Operation: self = .operation(operation)
-        default: self = .unsupported(String(describing: type(of: dependency)))
-        }
+/// A request or an `Operation` that a dependent waits for: made only by ``RequestHandle`` and
+/// `Operation`, read once as the dependent enters its scheduler.
+public struct AwaitedWork {
+    enum Work {
+        /// Another request: its outcome, and its priority inherited while the dependent waits.
+        case request(RequestHandle)
+        /// An `Operation`, watched until it finishes.
+        case operation(Operation)
     }
+
+    let work: Work
 
     /// The request it is, if it is one.
     var request: RequestHandle? {
-        if case .request(let handle) = self { return handle }
+        if case .request(let handle) = work { return handle }
         return nil
     }
+}
+
+extension RequestHandle: RequestDependency {
+    /// This request.
+    public var awaitedWork: AwaitedWork { AwaitedWork(work: .request(self)) }
+}
+
+extension Operation: RequestDependency {
+    /// This operation, until it finishes.
+    public var awaitedWork: AwaitedWork { AwaitedWork(work: .operation(self)) }
 }

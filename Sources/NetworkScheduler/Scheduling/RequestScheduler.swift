@@ -240,11 +240,7 @@ public final class RequestScheduler: Sendable {
             submit(handle, listingIn: handle.group)
             return
         }
-        let prerequisites = dependencies.map(Prerequisite.init)
-        for case .unsupported(let type) in prerequisites {
-            fail(handle, with: .invalidRequest(reason: "\(type) in after: is neither a request nor an Operation"))
-            return
-        }
+        let prerequisites = dependencies.map(\.awaitedWork)
         if !configuration.eventMonitors.isEmpty {
             handle.waits(for: prerequisites.compactMap { $0.request?.id })
         }
@@ -266,7 +262,7 @@ public final class RequestScheduler: Sendable {
             return actions
         }
         for prerequisite in prerequisites {
-            switch prerequisite {
+            switch prerequisite.work {
             case .request(let dependency):
                 dependency.whenFinished { [self, id = dependency.id] outcome in dependencyFinished(handle, id, outcome) }
             case .operation(let operation):
@@ -282,8 +278,6 @@ public final class RequestScheduler: Sendable {
                     let outcome = requestOperation?.outcome ?? (wasCancelled ? .cancelled : .succeeded)
                     dependencyFinished(handle, id, outcome)
                 }
-            case .unsupported:
-                break
             }
         }
     }
