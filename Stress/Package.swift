@@ -20,6 +20,7 @@ let package = Package(
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "NetworkSchedulerTimeline", package: library),
                 .product(name: "NetworkSchedulerOutbox", package: library),
+                .product(name: "NetworkSchedulerTesting", package: library),
             ]
         ),
         .executableTarget(

@@ -81,7 +81,7 @@ import NetworkSchedulerTesting
         cache.flush()
         let file = try #require(Self.files(in: folder).first)
         let whole = try Data(contentsOf: file)
-        var generator = SplitMix64(seed: 0x5EED)
+        var generator = SeededGenerator(seed: 0x5EED)
         var served = 0
 
         for round in 0..<400 {

@@ -31,7 +31,7 @@ extension HeavyTests {
                 }
             }
 
-            func pick(using random: inout SplitMix64) -> RequestHandle? {
+            func pick(using random: inout SeededGenerator) -> RequestHandle? {
                 let all = handles.withLock { $0 }
                 return all.randomElement(using: &random)
             }
@@ -105,7 +105,7 @@ extension HeavyTests {
         /// a recent request of any scheduler, with cancellations and answers between sends.
         private static func drive(worker: Int, seed: UInt64, apis: [APIClient], servers: [Server], recent: Recent,
                                   ledger: Ledger, coverage: Coverage) {
-            var random = SplitMix64(seed: seed &+ UInt64(worker))
+            var random = SeededGenerator(seed: seed &+ UInt64(worker))
             // Groups span the schedulers, as a screen's requests may.
             let groups = (0..<6).map { _ in RequestGroup() }
             let perWorker = callersPerRound / workers

@@ -103,7 +103,7 @@ extension HeavyTests {
         /// One thread's share of callers, with the seed's random cancellations and answers between sends.
         private static func drive(worker: Int, seed: UInt64, scheduler: RequestScheduler, api: APIClient, server: Server,
                                   ledger: Ledger) {
-            var random = SplitMix64(seed: seed &+ UInt64(worker))
+            var random = SeededGenerator(seed: seed &+ UInt64(worker))
             let groups = (0..<8).map { _ in RequestGroup() }
             var handles: [RequestHandle] = []
             let perWorker = callers / workers

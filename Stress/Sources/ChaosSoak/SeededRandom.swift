@@ -1,24 +1,19 @@
 import Foundation
+import NetworkSchedulerTesting
 
-/// SplitMix64 behind a lock: one seeded stream of choices that any thread may draw from. The
+/// The testing kit's `SeededGenerator` behind a lock: one seeded stream of choices that any thread may draw from. The
 /// run's threads interleave as they please, so a seed fixes the mix of what happens, not its
 /// order.
 final class SeededRandom: Sendable {
-    private let state: Mutex<UInt64>
+    private let generator: Mutex<SeededGenerator>
 
     init(seed: UInt64) {
-        state = Mutex(seed)
+        generator = Mutex(SeededGenerator(seed: seed))
     }
 
     /// The next 64 random bits.
     func next() -> UInt64 {
-        state.withLock { state in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
+        generator.withLock { $0.next() }
     }
 
     /// A number in `0..<bound`.

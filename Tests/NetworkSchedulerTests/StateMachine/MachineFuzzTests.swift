@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 extension HeavyTests {
     /// Random sequences of events, seeded, one seed at a time. After every step every invariant
@@ -65,7 +66,7 @@ extension HeavyTests {
 /// going.
 struct FuzzRun {
     var driver: MachineDriver
-    var random: SplitMix64
+    var random: SeededGenerator
     /// Every caller sent.
     var sent: [String] = []
     /// Callers waiting for dependencies.
@@ -85,7 +86,7 @@ struct FuzzRun {
     /// pauses, so that a failed probe must hand its turn on by itself); one in five adapts each
     /// host's budget.
     init(seed: UInt64) {
-        random = SplitMix64(seed: seed)
+        random = SeededGenerator(seed: seed)
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
                                maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:],
                                lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
