@@ -61,7 +61,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
         "\(method.rawValue) \(path)?\(query) headers \(headers) body \(body) adapter \(adapter) user \(user)"
     }
 
-    static func random(using generator: inout SplitMix64) -> RequestSpec {
+    static func random(using generator: inout SeededGenerator) -> RequestSpec {
         let method: HTTPVerb = [.get, .post, .put].randomElement(using: &generator)!
         var spec = RequestSpec(method: method, path: paths.randomElement(using: &generator)!, query: [], headers: [],
                                body: .none, adapter: Adapter.allCases.randomElement(using: &generator)!,
@@ -84,7 +84,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
 
     /// A request like this one, changed in one thing or in nothing: pairs that are the same
     /// request, or nearly, are most of what is worth checking.
-    func variant(using generator: inout SplitMix64) -> RequestSpec {
+    func variant(using generator: inout SeededGenerator) -> RequestSpec {
         var other = self
         switch Int.random(in: 0..<9, using: &generator) {
         case 0: other.path = Self.paths.randomElement(using: &generator)!
@@ -108,7 +108,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
     }
 
     /// The draft these choices make, its collections built anew in a random order.
-    static func draft(_ choices: [Int], using generator: inout SplitMix64) -> Draft {
+    static func draft(_ choices: [Int], using generator: inout SeededGenerator) -> Draft {
         var tags = Set<String>(minimumCapacity: Int.random(in: 0...16, using: &generator))
         for tag in (choices[0] == 0 ? Array(Self.tags.prefix(4)) : Self.tags).shuffled(using: &generator) { tags.insert(tag) }
         var counts: [String: Int] = [:]
@@ -190,7 +190,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
             if let folder = files.first?.deletingLastPathComponent() { try? FileManager.default.removeItem(at: folder) }
         }
 
-        func resource(_ spec: RequestSpec, using generator: inout SplitMix64) -> Resource<Data> {
+        func resource(_ spec: RequestSpec, using generator: inout SeededGenerator) -> Resource<Data> {
             let body: EndpointBody? = switch spec.body {
             case .none: nil
             case .draft(let choices, let encoder):
@@ -207,7 +207,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
         }
 
         /// The request's call key, and what it puts on the wire, built for its user.
-        func build(_ spec: RequestSpec, using generator: inout SplitMix64) async throws -> (key: CallKey?, wire: Wire) {
+        func build(_ spec: RequestSpec, using generator: inout SeededGenerator) async throws -> (key: CallKey?, wire: Wire) {
             let client = clients[spec.adapter]!
             let submission = client.resolve(resource(spec, using: &generator)).submission
             return try await Account.$current.withValue(spec.user) {
@@ -234,13 +234,16 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
     }
 
     static let seeds: [UInt64] = (1...20).map { 0x5EED_0000 + $0 }
-    static let pairsPerSeed = 5_000
+    /// 1,000 a seed in every run (each mutation of the identity this suite was checked with
+    /// failed within the first seed's 40 pairs); `IDENTITY_PAIRS_PER_SEED` sets more for a long
+    /// run. 5,000 took 84 s of a plain run and most of a sanitized one's.
+    static let pairsPerSeed = ProcessInfo.processInfo.environment["IDENTITY_PAIRS_PER_SEED"].flatMap(Int.init) ?? 1_000
 
     @Test(arguments: seeds)
     func oneCallExactlyWhenTheWireAndTheCredentialsAreTheSame(seed: UInt64) async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         var (same, different) = (0, 0)
         for pair in 0..<Self.pairsPerSeed {
             if pair % 20 == 0 { await Task.yield() }
@@ -274,7 +277,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
     @Test func theSchedulerSharesACallExactlyWhenTheOracleSays() async throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
-        var generator = SplitMix64(seed: 0x5EED_E2E)
+        var generator = SeededGenerator(seed: 0x5EED_E2E)
         for pair in 0..<300 {
             let first = RequestSpec.random(using: &generator)
             let second = first.variant(using: &generator)
