@@ -12,7 +12,7 @@ import NetworkSchedulerTesting
     private static let attempt = AttemptID(call: CallID(slot: SlotID(index: 0, generation: 0)), serial: 1)
 
     private static func operation() -> DataTaskOperation {
-        DataTaskOperation(request: URLRequest(url: URL(string: "https://api.test/a")!), transport: StubTransport()) { _, _ in }
+        DataTaskOperation(request: URLRequest(url: URL(string: "https://api.test/a")!), transport: StubTransport()) { _ in }
     }
 
     @Test func aCancellationWhileTheOperationIsMadeMakesItRunCancelled() {

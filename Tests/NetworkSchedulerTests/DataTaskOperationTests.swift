@@ -13,7 +13,7 @@ import NetworkSchedulerTesting
         _ transport: StubTransport,
         outcomes: EventLog<Result<TransportResponse, ServiceError>>
     ) -> DataTaskOperation {
-        DataTaskOperation(request: request, transport: transport) { result, _ in outcomes.append(result) }
+        DataTaskOperation(request: request, transport: transport) { result in outcomes.append(result) }
     }
 
     @Test func movesFromPendingThroughExecutingToFinished() async throws {
@@ -106,7 +106,7 @@ import NetworkSchedulerTesting
         let transport = StubTransport()
         let order = EventLog<String>()
         let dependentRan = DispatchSemaphore(value: 0)
-        let network = DataTaskOperation(request: request, transport: transport) { _, _ in
+        let network = DataTaskOperation(request: request, transport: transport) { _ in
             _ = dependentRan.wait(timeout: .now() + 0.5)
             order.append("outcome")
         }

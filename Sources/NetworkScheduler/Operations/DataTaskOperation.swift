@@ -15,59 +15,36 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     // Safety: the mutable state, `task`, `adaptation` and `priority`, is read and written only
     // inside `withStateLock`.
 
-    /// When the call was made, started and answered, for its wire time. (A scheduler's queue
-    /// waits are on its own clock: ``ResponseMetrics/queuedDuration``.)
-    struct Timing: Sendable {
-        /// Uptime (`DispatchTime` nanoseconds) when the operation was created.
-        let created: UInt64
-        /// Uptime when it started, or nil if it never did.
-        let started: UInt64?
-        /// Uptime when its outcome was known.
-        let completed: UInt64
-
-        /// Seconds between starting the task and its outcome.
-        var networkDuration: TimeInterval { started.map { seconds(from: $0, to: completed) } ?? 0 }
-    }
-
-    /// What the operation reports when it is done.
-    typealias Completion = @Sendable (Result<TransportResponse, ServiceError>, Timing) -> Void
+    /// What the operation reports when it is done. It measures no time: every duration the
+    /// scheduler reports is on the scheduler's clock.
+    typealias Completion = @Sendable (Result<TransportResponse, ServiceError>) -> Void
 
     private enum TaskState {
         case idle
-        /// Its task is being started (since this uptime), and may report before it is stored.
-        case starting(UInt64)
-        case running(any TransportTask, started: UInt64)
+        /// Its task is being started, and may report before it is stored.
+        case starting
+        case running(any TransportTask)
         /// Cancelled before its task was stored: the task is cancelled as soon as it is.
-        case cancelled(started: UInt64?)
+        case cancelled
         case completed
 
         /// Moves an idle operation to starting; a cancelled one keeps its cancellation.
-        func starting(at uptime: UInt64) -> TaskState {
-            switch self {
-            case .idle: .starting(uptime)
-            case .cancelled: .cancelled(started: uptime)
-            case .starting, .running, .completed: self
-            }
-        }
-
-        var started: UInt64? {
-            switch self {
-            case .starting(let started), .running(_, let started): started
-            case .cancelled(let started): started
-            case .idle, .completed: nil
-            }
+        var starting: TaskState {
+            if case .idle = self { .starting } else { self }
         }
     }
 
     /// Handed to the transport as it is when the operation starts.
     private let prepared: PreparedRequest
     private let transport: any HTTPTransport
+    /// The scheduler's clock: the one time the operation reads.
+    private let clock: any SchedulerClock
     private let policy: TransportPolicy
     /// Changes the request as the attempt starts, if anything does.
     private let adapter: RequestAdapter?
     /// The adapter at work, cancelled with the operation.
     private var adaptation: Task<Void, Never>?
-    private let onStart: (@Sendable (_ queuedFor: TimeInterval) -> Void)?
+    private let onStart: (@Sendable () -> Void)?
     /// Told how much of the body has gone out, a step at a time (see ``ProgressSteps``).
     private let onProgress: (@Sendable (TransferProgress) -> Void)?
     private let onCompletion: Completion
@@ -87,7 +64,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// This attempt's connection to its stream, and the bytes it brought.
     private var streamSink: (any StreamSinking)?
     private var streamed: Int64 = 0
-    private let created = DispatchTime.now().uptimeNanoseconds
     private var task = TaskState.idle
     /// The priority its task is to have: the policy's, until its callers change theirs.
     private var priority: RequestPriority
@@ -99,8 +75,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - transport: what sends it.
     ///   - policy: the redirects to follow, the response size limit and the priority.
     ///   - adapter: what changes the request as the attempt starts, if anything.
-    ///   - onStart: called on the starting thread just before the task is started, with the
-    ///     seconds the operation waited since it was made.
+    ///   - clock: the scheduler's, which paces a stream's steps.
+    ///   - onStart: called on the starting thread just before the task is started.
     ///   - downloadDestination: where the body is saved, if it is a download.
     ///   - downloadLimit: the most bytes a download writes to its file.
     ///   - stream: where the body goes as it arrives, if it is a stream's.
@@ -113,7 +89,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
         adapter: RequestAdapter? = nil,
-        onStart: (@Sendable (_ queuedFor: TimeInterval) -> Void)?,
+        clock: any SchedulerClock = .system,
+        onStart: (@Sendable () -> Void)?,
         downloadDestination: URL? = nil,
         downloadLimit: Int = .max,
         stream: (any StreamIntake)? = nil,
@@ -127,6 +104,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         self.transport = transport
         self.policy = policy
         self.adapter = adapter
+        self.clock = clock
         priority = policy.priority
         self.onStart = onStart
         self.onProgress = onProgress
@@ -163,9 +141,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             complete(.failure(error))
             return
         }
-        let started = DispatchTime.now().uptimeNanoseconds
-        onStart?(seconds(from: created, to: started))
-        withStateLock { task = task.starting(at: started) }
+        onStart?()
+        withStateLock { task = task.starting }
         guard let adapter else {
             send(request)
             return
@@ -205,8 +182,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
         let cancelledMeanwhile = withStateLock { () -> Bool in
             switch task {
-            case .starting(let started):
-                task = .running(newTask, started: started)
+            case .starting:
+                task = .running(newTask)
                 // Changed while the task was being made; told under the lock, so that a later
                 // change cannot be overtaken by this one.
                 if priority != policy.priority { newTask.reprioritize(to: priority) }
@@ -232,7 +209,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Passes on a stream's progress (bytes that arrived, or 0 when its reader took some while
     /// the transport waited): each step moves the attempt's deadline.
     private func streamed(_ bytes: Int) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         let total = withStateLock { () -> Int64? in
             if case .completed = task { return nil }
             streamed += Int64(bytes)
@@ -245,7 +222,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     func reprioritize(to newPriority: RequestPriority) {
         withStateLock {
             priority = newPriority
-            if case .running(let task, _) = task { task.reprioritize(to: newPriority) }
+            if case .running(let task) = task { task.reprioritize(to: newPriority) }
         }
     }
 
@@ -259,13 +236,13 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         super.cancel()
         let running: (any TransportTask)? = withStateLock {
             switch task {
-            case .running(let transportTask, _):
+            case .running(let transportTask):
                 return transportTask
             case .idle:
-                task = .cancelled(started: nil)
+                task = .cancelled
                 return nil
-            case .starting(let started):
-                task = .cancelled(started: started)
+            case .starting:
+                task = .cancelled
                 adaptation?.cancel()
                 return nil
             case .cancelled, .completed:
@@ -334,19 +311,19 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// passed on too: the machine takes each attempt's first, and a second `finish()` is
     /// harmless.
     private func complete(_ result: Result<TransportResponse, ServiceError>) {
-        let (started, staged, download) = withStateLock { () -> (UInt64?, URL?, FileDownload?) in
+        let (staged, download) = withStateLock { () -> (URL?, FileDownload?) in
             defer {
                 task = .completed
                 stagedBody = nil
                 self.download = nil
                 streamSink = nil
             }
-            return (task.started, stagedBody?.temporaryFile, self.download)
+            return (stagedBody?.temporaryFile, self.download)
         }
         if let staged { try? FileManager.default.removeItem(at: staged) }
         // Settled already, unless the attempt ended before its answer (cancelled, unsent).
         download?.abandon()
-        onCompletion(result, Timing(created: created, started: started, completed: DispatchTime.now().uptimeNanoseconds))
+        onCompletion(result)
         finish()
     }
 }

@@ -81,10 +81,10 @@ extension RequestScheduler {
     /// Its deadline is the machine's, not its own.
     private func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
-        var onStart: (@Sendable (TimeInterval) -> Void)?
+        var onStart: (@Sendable () -> Void)?
         if !configuration.eventMonitors.isEmpty {
             onStart = { [self, waitingSince = start.waitingSince, request = start.request, number = start.callNumber,
-                         callers = Self.ids(of: start.callers)] _ in
+                         callers = Self.ids(of: start.callers)] in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = clock.uptimeNanoseconds
                 record(.started(Self.eventCall(request, number: number, callers: callers), queuedFor: seconds(from: waitingSince, to: now)))
@@ -105,13 +105,14 @@ extension RequestScheduler {
             transport: configuration.transport,
             policy: policy,
             adapter: start.submission.adapter,
+            clock: clock,
             onStart: onStart,
             downloadDestination: start.submission.downloadDestination,
             // A body written to disk has no limit by default: only the one its app sets.
             downloadLimit: start.submission.maximumResponseSize ?? .max,
             stream: start.submission.stream,
             onProgress: onProgress,
-            onCompletion: { [self] outcome, _ in
+            onCompletion: { [self] outcome in
                 attemptEnded(start, with: outcome, requested: requested)
             }
         )
