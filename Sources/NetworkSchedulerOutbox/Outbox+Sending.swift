@@ -20,31 +20,46 @@ extension Outbox {
             built.sendsIdempotencyKey = false
             resource = built
         } catch {
-            return ended(entry, with: .failure(error))
+            // A request that cannot be built is final: no try would build it.
+            return settle(entry, with: .rejected(status: nil, reason: Self.reason(error)))
         }
         // Weakly: a released outbox leaves its write pending, sent again by the next one.
         Task { [weak self, client] in
             do throws(ServiceError) {
                 let reply = try await client.reply(for: resource)
-                self?.ended(entry, with: .success((reply.statusCode, reply.value)))
+                self?.ended(entry, method: resource.method.rawValue, with: .success((reply.statusCode, reply.value)))
             } catch {
-                self?.ended(entry, with: .failure(error))
+                self?.ended(entry, method: resource.method.rawValue, with: .failure(error))
             }
         }
     }
 
     /// A try of `entry` ended: its outcome is kept and told, or it is tried again later.
-    private func ended(_ entry: OutboxEntry, with result: Result<(status: Int, body: Data), ServiceError>) {
-        let outcome: OutboxOutcome?
+    private func ended(_ entry: OutboxEntry, method: String, with result: Result<(status: Int, body: Data), ServiceError>) {
+        let outcome: OutboxOutcome
         switch result {
         case .success(let answer):
             outcome = .accepted(status: answer.status, body: answer.body)
         case .failure(let error):
-            outcome = Self.finalOutcome(of: error)
-                ?? (clock.now.timeIntervalSince(entry.enqueuedAt) > configuration.maximumAge
-                    ? .rejected(status: error.statusCode, reason: "still failing past its maximum age: \(error)") : nil)
+            let (tries, jitter) = nextTry(of: entry)
+            let delay: TimeInterval? = if case .cancelled = error {
+                // Not an answer (the client was torn down mid-try): tried again after a backoff.
+                configuration.retryPolicy.backoffCeiling(afterTries: tries) * jitter
+            } else {
+                configuration.retryPolicy.delay(afterTries: tries, failedWith: error, method: method, isKeyed: true,
+                                                now: clock.now, jitter: jitter)
+            }
+            if let delay, clock.now.timeIntervalSince(entry.enqueuedAt) <= configuration.maximumAge {
+                return tryAgainLater(entry, after: delay)
+            }
+            outcome = .rejected(status: error.statusCode, reason: delay == nil
+                ? Self.reason(error) : "still failing past its maximum age: \(error)")
         }
-        guard let outcome else { return tryAgainLater(entry) }
+        settle(entry, with: outcome)
+    }
+
+    /// Keeps `entry`'s final outcome, then tells it.
+    private func settle(_ entry: OutboxEntry, with outcome: OutboxOutcome) {
         // Kept before it is told: a crash between the two tells it at the next launch.
         do {
             // In memory as in the journal, before a compaction could come between the two.
@@ -52,20 +67,28 @@ extension Outbox {
                 state.withLock { $0.settle(entry.id, with: outcome) }
             }
         } catch {
-            return tryAgainLater(entry)
+            // The journal could not keep the outcome (a full disk): the write is tried again.
+            let (tries, jitter) = nextTry(of: entry)
+            return tryAgainLater(entry, after: configuration.retryPolicy.backoffCeiling(afterTries: tries) * jitter)
         }
         tellOutcomes()
         pump()
     }
 
-    /// Waits, on the scheduler's clock, before `entry` is tried again: the outbox's one timer
-    /// is armed for the first wait to end.
-    private func tryAgainLater(_ entry: OutboxEntry) {
+    /// The number of `entry`'s try that just failed, and a share (0...1) of a backoff to wait.
+    private func nextTry(of entry: OutboxEntry) -> (tries: Int, jitter: Double) {
+        state.withLock { state in
+            ((state.writes[entry.id]?.failures ?? 0) + 1, Double(state.jitter.next() >> 11) / Double(1 << 53))
+        }
+    }
+
+    /// Waits `delay`, on the scheduler's clock, before `entry` is tried again: the outbox's one
+    /// timer is armed for the first wait to end.
+    private func tryAgainLater(_ entry: OutboxEntry, after delay: TimeInterval) {
         let now = clock.uptimeNanoseconds
         let arm = state.withLock { state -> UInt64? in
             guard var write = state.writes[entry.id] else { return nil }
             write.failures += 1
-            let delay = min(configuration.maximumRetryDelay, configuration.retryDelay * pow(2, Double(write.failures - 1)))
             let retryAt = now + UInt64(max(0, delay) * 1_000_000_000)
             write.isSending = false
             write.retryAt = retryAt
@@ -90,17 +113,14 @@ extension Outbox {
         pump()
     }
 
-    /// The outcome a failure is, if it is final: the server refused for good, or the request
-    /// cannot be made. Nil for one worth another try.
-    static func finalOutcome(of error: ServiceError) -> OutboxOutcome? {
+    /// Why a write the retry policy gave up on was rejected: the server's message, or what
+    /// kept the request from being made.
+    static func reason(_ error: ServiceError) -> String {
         switch error {
-        case .server(let response), .idempotencyKeyMismatch(let response):
-            guard (400..<500).contains(response.statusCode), ![408, 409, 425, 429].contains(response.statusCode) else { return nil }
-            return .rejected(status: response.statusCode, reason: response.message ?? "the server answered \(response.statusCode)")
-        case .invalidRequest(let reason):
-            return .rejected(status: nil, reason: reason)
-        default:
-            return nil
+        case .invalidRequest(let reason): reason
+        case let error where error.serverResponse != nil:
+            error.serverResponse?.message ?? "the server answered \(error.statusCode ?? 0)"
+        default: "\(error)"
         }
     }
 

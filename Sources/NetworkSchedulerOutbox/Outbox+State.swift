@@ -64,6 +64,9 @@ extension Outbox {
         var toldSinceCompaction = 0
         /// Why the last compaction failed, if it did.
         var compactionFailure: ServiceError?
+        /// The share of a backoff each wait between tries takes (full jitter, as the
+        /// scheduler's): writes that failed together are not all tried again together.
+        var jitter = SplitMix64(seed: .random(in: .min ... .max))
         /// The writes still waiting for their outcome, by what they send: an identical write
         /// enqueued meanwhile (a double tap) is this one, if nothing came after it in its lane.
         var pendingByContent: [Content: UUID] = [:]

@@ -16,10 +16,12 @@ import NetworkScheduler
 /// try outbox.enqueue(PostDraft(text: "Hello"), as: .newPost)
 /// ```
 ///
-/// What is final: a 2xx (`accepted`); a 4xx other than 408, 409, 425 and 429, or a request that
-/// cannot be built (`rejected`: a dead letter, kept until ``drop(_:)`` or ``resend(_:)``).
-/// What is tried again, with a growing delay: everything else (no connection, a timeout, a
-/// 5xx, 408, 425, 429, a 409 for a key still in use), until ``Configuration/maximumAge``.
+/// What is final: a 2xx (`accepted`); what its ``Configuration/retryPolicy`` gives up on
+/// (`rejected`: a dead letter, kept until ``drop(_:)`` or ``resend(_:)``): by default a 4xx
+/// other than 408, 409, 425 and 429, or a request that cannot be built. What is tried again,
+/// after the policy's backoff or the server's `Retry-After`: everything else (no connection, a
+/// timeout, a 5xx, 408, 425, 429, a 409 for a key still in use), until
+/// ``Configuration/maximumAge``.
 public final class Outbox: Sendable {
     /// Its limits and delays.
     public struct Configuration: Sendable {
@@ -27,10 +29,10 @@ public final class Outbox: Sendable {
         public var maximumWrites = 10_000
         /// How long a write is tried before it becomes a dead letter.
         public var maximumAge: TimeInterval = 7 * 24 * 3_600
-        /// The delay before the first try again; each later one doubles it.
-        public var retryDelay: TimeInterval = 1
-        /// The longest delay between two tries.
-        public var maximumRetryDelay: TimeInterval = 300
+        /// Which failed tries are tried again, and after how long: the scheduler's own kind of
+        /// policy, asked after the scheduler's retries within a try gave up
+        /// (``Outbox/defaultRetryPolicy`` by default).
+        public var retryPolicy: RetryPolicy = Outbox.defaultRetryPolicy
 
         /// The defaults.
         public init() {}
@@ -279,5 +281,30 @@ public final class Outbox: Sendable {
         pump()
         publish()
         return entry.id
+    }
+}
+
+extension Outbox {
+    /// An outbox's retries by default: every try of a write carries its key, so every failure
+    /// that is not the server's final word is tried again, without a limit of tries (its
+    /// ``Configuration/maximumAge`` ends it), after a backoff from 1 s doubling to 5 minutes
+    /// (with full jitter), or after the server's `Retry-After` up to a day.
+    ///
+    /// Worth another try: no connection, a lost one, a timeout, 408, 409 (the key still in
+    /// use), 425, 429 and any 5xx, and any other failure of the transport (a malformed answer,
+    /// say). Final: another 4xx, a 3xx that was not followed, a request that cannot be built.
+    public static let defaultRetryPolicy = RetryPolicy(
+        maxAttempts: .max, baseDelay: 1, maxDelay: 300,
+        retryableStatusCodes: Set([408, 425, 429]).union(500...599), maxRetryAfter: 24 * 3_600,
+        retriesNonIdempotentRequests: true
+    ).deciding { attempt in
+        // The policy's rules retry only connectivity failures and timeouts of the transport's;
+        // a write retries what else went wrong on the way too, but not a request that cannot be
+        // built, nor a server's answer, whose status the rules read.
+        switch attempt.error {
+        case .invalidRequest?, nil: .usePolicy
+        case let error? where error.serverResponse != nil: .usePolicy
+        case _?: .retry()
+        }
     }
 }

@@ -140,7 +140,8 @@ private final class FailingDisk: Sendable {
                 attempts.withLock { $0 += 1; return $0 } == 1 ? .respond(status: 503) : .json("{}", status: 201)
             }) { $0.clock = clock }
             var configuration = Outbox.Configuration()
-            configuration.retryDelay = 3_600
+            configuration.retryPolicy.baseDelay = 3_600
+            configuration.retryPolicy.maxDelay = 3_600
             let outbox = try Outbox(folder: folder, client: harness.api, configuration: configuration)
             let told = EventLog<OutboxOutcome>()
             outbox.register(.memo) { _, outcome in told.append(outcome) }
@@ -158,6 +159,110 @@ private final class FailingDisk: Sendable {
             clock.advance(by: 3_600)
             #expect(await told.wait(for: 1) == [.accepted(status: 201, body: Data("{}".utf8))])
             #expect(harness.transport.arrivals.count == 2)
+        }
+    }
+
+    /// The outbox's waits are its retry policy's: a 503's `Retry-After` is waited for whole,
+    /// whatever the backoff would have been.
+    @Test func aWriteWaitsWhatTheServersRetryAfterAsks() async throws {
+        try await OutboxFixtures.withFolder { folder in
+            let clock = VirtualClock()
+            let attempts = Locked(0)
+            let harness = Harness(reply: { _ in
+                attempts.withLock { $0 += 1; return $0 } == 1
+                    ? .respond(status: 503, headers: ["Retry-After": "120"]) : .json("{}", status: 201)
+            }) {
+                $0.clock = clock
+                // The host stays open: what holds the write is the outbox's own wait.
+                $0.hostHealth = .never
+            }
+            var configuration = Outbox.Configuration()
+            configuration.retryPolicy.baseDelay = 1
+            configuration.retryPolicy.maxDelay = 1
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: configuration)
+            let told = EventLog<OutboxOutcome>()
+            outbox.register(.memo) { _, outcome in told.append(outcome) }
+            let seen = EventLog<[OutboxWriteState]>()
+            let watching = Task {
+                for await writes in outbox.changes() { seen.append(writes) }
+            }
+            defer { watching.cancel() }
+            func phases(of id: UUID) -> [OutboxWriteState.Phase] {
+                seen.elements.compactMap { writes in writes.first { $0.entry.id == id }?.phase }
+            }
+            /// Waits, change by change (a bounded number), until `condition` holds.
+            func waitForChanges(until condition: () -> Bool) async {
+                for _ in 0..<20 where !condition() { await seen.wait(for: seen.count + 1, timeout: 10) }
+            }
+
+            let later = try outbox.enqueue(Memo(text: "later"), as: .memo)
+            await waitForChanges { phases(of: later).contains(.waiting) }
+            // Past the backoff's ceiling, not yet the server's two minutes. A timer that fires
+            // sends at once, so a write enqueued after it shows in the changes after any send.
+            clock.advance(by: 119)
+            let barrier = try outbox.enqueue(Memo(text: "barrier"), as: .memo)
+            await waitForChanges { !phases(of: barrier).isEmpty }
+            #expect(!phases(of: barrier).isEmpty)
+            #expect(phases(of: later).last == .waiting, "\(phases(of: later))")
+
+            clock.advance(by: 1)
+            #expect(await told.wait(for: 2).first == .accepted(status: 201, body: Data("{}".utf8)))
+            #expect(harness.transport.arrivals.count == 3)
+        }
+    }
+
+    /// What the app's retry policy says is final is final, and what it says to try again is
+    /// tried again: a 423 this API answers while a record is briefly locked.
+    @Test func theAppsRetryPolicyDecidesWhatIsFinal() async throws {
+        for retriesLocked in [false, true] {
+            try await OutboxFixtures.withFolder { folder in
+                let attempts = Locked(0)
+                let harness = Harness(reply: { _ in
+                    attempts.withLock { $0 += 1; return $0 } == 1 ? .respond(status: 423) : .json("{}", status: 201)
+                })
+                var configuration = Outbox.Configuration()
+                configuration.retryPolicy = Outbox.defaultRetryPolicy.deciding { attempt in
+                    retriesLocked && attempt.statusCode == 423 ? .retry(after: 0) : .usePolicy
+                }
+                let outbox = try Outbox(folder: folder, client: harness.api, configuration: configuration)
+                let told = EventLog<OutboxOutcome>()
+                outbox.register(.memo) { _, outcome in told.append(outcome) }
+
+                try outbox.enqueue(Memo(text: "locked"), as: .memo)
+                let outcome = await told.wait(for: 1).first
+                if retriesLocked {
+                    #expect(outcome == .accepted(status: 201, body: Data("{}".utf8)))
+                    #expect(harness.transport.arrivals.count == 2)
+                } else {
+                    guard case .rejected(let status, _)? = outcome else {
+                        Issue.record("expected a dead letter, got \(String(describing: outcome))")
+                        return
+                    }
+                    #expect(status == 423)
+                    #expect(harness.transport.arrivals.count == 1)
+                }
+            }
+        }
+    }
+
+    /// A policy's `maxAttempts` bounds a write's tries: past it the write is a dead letter.
+    @Test func aWriteIsADeadLetterAfterItsPolicysLastTry() async throws {
+        try await OutboxFixtures.withFolder { folder in
+            let harness = Harness(reply: { _ in .respond(status: 503) })
+            var configuration = Outbox.Configuration()
+            configuration.retryPolicy.baseDelay = 0
+            configuration.retryPolicy.maxAttempts = 3
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: configuration)
+            let told = EventLog<OutboxOutcome>()
+            outbox.register(.memo) { _, outcome in told.append(outcome) }
+
+            try outbox.enqueue(Memo(text: "never"), as: .memo)
+            guard case .rejected(let status, _)? = await told.wait(for: 1).first else {
+                Issue.record("expected a dead letter")
+                return
+            }
+            #expect(status == 503)
+            #expect(harness.transport.arrivals.count == 3)
         }
     }
 

@@ -115,14 +115,15 @@ public struct RetryPolicy: Sendable, Equatable {
                 break
             }
         }
+        // A server's answer counts by its status, whether it came as a response (an attempt's)
+        // or as the error a caller got (the outbox's tries).
         switch outcome {
         case .success(let payload):
-            let status = payload.statusCode
-            // Most answers are not worth another try: decide that first, it is the hot path.
-            guard retryableStatusCodes.contains(status) || status == 409 else { return nil }
-            let keyInUse = status == 409 && isKeyed
-            guard retryableStatusCodes.contains(status) || keyInUse else { return nil }
-            if let retryAfter, retryAfter > maxRetryAfter { return nil }
+            guard isWorthRetrying(status: payload.statusCode, isKeyed: isKeyed, retryAfter: retryAfter) else { return nil }
+        case .failure(let error) where error.serverResponse != nil:
+            guard let status = error.statusCode, isWorthRetrying(status: status, isKeyed: isKeyed, retryAfter: retryAfter) else {
+                return nil
+            }
         case .failure(.timedOut):
             break
         case .failure(let error):
@@ -130,6 +131,40 @@ public struct RetryPolicy: Sendable, Equatable {
         }
         guard isSafeToRepeat(method: method, isKeyed: isKeyed) else { return nil }
         return retryAfter.map { .after($0) } ?? backoff(before: attempt)
+    }
+
+    /// Whether an answer of `status` is worth another try: a retryable status, or a 409 to a
+    /// keyed request (its key still in use), unless its `Retry-After` asks for too long.
+    private func isWorthRetrying(status: Int, isKeyed: Bool, retryAfter: TimeInterval?) -> Bool {
+        // Most answers are not worth another try: decide that first, it is the hot path.
+        guard retryableStatusCodes.contains(status) || status == 409 else { return false }
+        guard retryableStatusCodes.contains(status) || isKeyed else { return false }
+        if let retryAfter, retryAfter > maxRetryAfter { return false }
+        return true
+    }
+
+    /// The seconds to wait before trying again a request whose caller got `error` after `tries`
+    /// tries, or nil when this policy gives up on it: its rules and its decider, as for an
+    /// attempt, with a server's answer read as its status and its `Retry-After`. For a retry
+    /// above the scheduler's own, such as the outbox's between its tries of a write.
+    ///
+    /// - Parameters:
+    ///   - tries: the tries made, the failed one included.
+    ///   - error: what the last try's caller got.
+    ///   - method: the request's method.
+    ///   - isKeyed: whether the request carries an `Idempotency-Key`.
+    ///   - now: the time, to read a `Retry-After` given as a date.
+    ///   - jitter: the share (0...1) of a backoff's ceiling to wait.
+    package func delay(
+        afterTries tries: Int, failedWith error: ServiceError, method: String, isKeyed: Bool, now: Date, jitter: Double
+    ) -> TimeInterval? {
+        var retryAfter: TimeInterval?
+        if let response = error.serverResponse, response.statusCode == 429 || response.statusCode == 503,
+           let value = response.headers.first(where: { $0.key.caseInsensitiveCompare("Retry-After") == .orderedSame })?.value {
+            retryAfter = Self.retryAfter(value, now: now)
+        }
+        return retry(before: tries, method: method, isKeyed: isKeyed, after: .failure(error), retryAfter: retryAfter)?
+            .delay(jitter: jitter)
     }
 
     /// What a decider is asked about: an error other than cancellation, or a status of 400 or
@@ -144,7 +179,15 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The backoff before attempt `attempt + 1`: full jitter under an exponential ceiling.
     private func backoff(before attempt: Int) -> AttemptVerdict.Retry {
-        .backoff(upTo: min(maxDelay, baseDelay * pow(2, Double(attempt - 1))))
+        .backoff(upTo: backoffCeiling(afterTries: attempt))
+    }
+
+    /// The longest backoff after `tries` failed tries: `baseDelay × 2^(tries−1)`, at most
+    /// `maxDelay`.
+    ///
+    /// - Parameter tries: the tries made, the failed one included.
+    package func backoffCeiling(afterTries tries: Int) -> TimeInterval {
+        min(maxDelay, baseDelay * pow(2, Double(max(tries, 1) - 1)))
     }
 
     func isSafeToRepeat(method: String, isKeyed: Bool) -> Bool {
@@ -175,8 +218,14 @@ extension RetryPolicy {
         /// What the attempt produced: a response with a status of 400 or more, or an error.
         public let outcome: Result<TransportResponse, ServiceError>
 
-        /// The response's status, if there was a response.
-        public var statusCode: Int? { try? outcome.get().statusCode }
+        /// The response's status, if there was a response: the attempt's, or the one in the error
+        /// a caller got (``ServiceError/serverResponse``).
+        public var statusCode: Int? {
+            switch outcome {
+            case .success(let response): response.statusCode
+            case .failure(let error): error.statusCode
+            }
+        }
         /// The error, if there was no response.
         public var error: ServiceError? {
             if case .failure(let error) = outcome { return error }

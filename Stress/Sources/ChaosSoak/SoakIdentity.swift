@@ -45,7 +45,7 @@ final class SoakIdentity: Sendable {
         }
         self.client = client
         var configuration = Outbox.Configuration()
-        configuration.retryDelay = 0.01
+        configuration.retryPolicy.baseDelay = 0.01
         let writer = APIClient(baseURL: URL(string: "https://a.test/v1")!, scheduler: scheduler, timeout: 0.5)
         outbox = try? Outbox(folder: folder.appendingPathComponent("outbox"), client: writer, configuration: configuration)
         for lane in Self.lanes { outbox?.register(.presence(in: lane)) { _, _ in } }

@@ -14,7 +14,7 @@ enum OutboxFixtures {
     /// Tries a failed write again at once.
     static var quick: Outbox.Configuration {
         var configuration = Outbox.Configuration()
-        configuration.retryDelay = 0
+        configuration.retryPolicy.baseDelay = 0
         return configuration
     }
 }
