@@ -68,6 +68,8 @@ let package = Package(
                 "OutboxChild",
                 // Its StubConnectivity plays the device going offline.
                 .product(name: "NetworkSchedulerTesting", package: library),
+                // Its picture of the schedule (--schedule-directory).
+                .product(name: "NetworkSchedulerTimeline", package: library),
                 // The gateway step's clients.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
