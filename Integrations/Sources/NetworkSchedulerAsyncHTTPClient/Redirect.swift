@@ -22,15 +22,6 @@ enum Redirect {
         guard let from = request.url, let target = target(of: location, from: from) else {
             throw URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "a redirect to a Location that is not an http(s) URL"])
         }
-        let isSameOrigin = origin(of: from) == origin(of: target)
-        switch policy.redirects {
-        case .never:
-            return nil
-        case .sameOrigin where !isSameOrigin:
-            return nil
-        case .follow, .sameOrigin:
-            break
-        }
         var next = request
         next.url = target
         // 303, and 301 or 302 after a POST, turn into a GET without a body (RFC 9110 §15.4).
@@ -40,12 +31,8 @@ enum Redirect {
             next.setValue(nil, forHTTPHeaderField: "Content-Type")
             next.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
-        if !isSameOrigin {
-            for name in TransportPolicy.credentialHeaders + policy.originBoundHeaders {
-                next.setValue(nil, forHTTPHeaderField: name)
-            }
-        }
-        return next
+        // Whether to follow it, and with which headers: the rule URLSession's transport applies.
+        return policy.request(following: next, from: from)
     }
 
     /// `location` resolved against `base`, if it is an http(s) URL whose host is a plain name,
@@ -65,12 +52,5 @@ enum Redirect {
         case "a"..."z", "A"..."Z", "0"..."9", "-", ".", "[", "]", ":": true
         default: false
         }
-    }
-
-    /// Scheme, host and port, with the scheme's default port spelt out.
-    static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? ""
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 }

@@ -173,24 +173,7 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let policy = tasks.withLock { $0[task.taskIdentifier]?.policy } ?? TransportPolicy()
-        let from = response.url ?? task.currentRequest?.url
-        let isSameOrigin = Self.origin(of: from) != nil && Self.origin(of: from) == Self.origin(of: request.url)
-        switch policy.redirects {
-        case .never:
-            completionHandler(nil)
-        case .sameOrigin:
-            completionHandler(isSameOrigin ? request : nil)
-        case .follow:
-            guard !isSameOrigin else {
-                completionHandler(request)
-                return
-            }
-            var stripped = request
-            for name in TransportPolicy.credentialHeaders + policy.originBoundHeaders {
-                stripped.setValue(nil, forHTTPHeaderField: name)
-            }
-            completionHandler(stripped)
-        }
+        completionHandler(policy.request(following: request, from: response.url ?? task.currentRequest?.url))
     }
 
     func urlSession(
@@ -214,9 +197,4 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest,
         NSURLAuthenticationMethodHTMLForm,
     ]
-
-    /// Scheme, host and port, with the scheme's default port spelt out.
-    static func origin(of url: URL?) -> String? {
-        url?.hostKey
-    }
 }
