@@ -9,7 +9,8 @@ let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathCom
 /// on none: AsyncHTTPClient as a transport, swift-log and swift-metrics as event monitors, a
 /// `ClientTransport` for clients swift-openapi-generator made, and spans for
 /// swift-distributed-tracing.
-/// Its platforms are the library's: none of its dependencies asks for newer.
+/// Its platforms are the library's: none of its dependencies asks for newer. Its tests are the
+/// Sample's `IntegrationsTests` (`swift test --package-path Sample --filter IntegrationsTests`).
 let package = Package(
     name: "NetworkSchedulerIntegrations",
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8)],
@@ -73,24 +74,6 @@ let package = Package(
             dependencies: [
                 .product(name: "NetworkScheduler", package: library),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-            ]
-        ),
-        .testTarget(
-            name: "IntegrationsTests",
-            dependencies: [
-                "NetworkSchedulerAsyncHTTPClient", "NetworkSchedulerLogging", "NetworkSchedulerMetrics",
-                "NetworkSchedulerOpenAPI", "NetworkSchedulerTracing",
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NetworkScheduler", package: library),
-                .product(name: "NetworkSchedulerTesting", package: library),
-                .product(name: "InMemoryLogging", package: "swift-log"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ],

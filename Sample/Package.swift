@@ -24,6 +24,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        // The integrations' own tests (IntegrationsTests) live here, where their dependencies
+        // are built anyway: a package of their own built AsyncHTTPClient twice more per CI run.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         .target(
@@ -106,6 +111,29 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // The tests of `Integrations/`' products: the AsyncHTTPClient transport against a NIO
+        // server on loopback, the monitors, the OpenAPI transport's conversions, the tracing.
+        .testTarget(
+            name: "IntegrationsTests",
+            dependencies: [
+                .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
+                .product(name: "NetworkSchedulerLogging", package: "Integrations"),
+                .product(name: "NetworkSchedulerMetrics", package: "Integrations"),
+                .product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),
+                .product(name: "NetworkSchedulerTracing", package: "Integrations"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerTesting", package: library),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
     ],
