@@ -89,7 +89,8 @@ extension Outbox {
         let arm = state.withLock { state -> UInt64? in
             guard var write = state.writes[entry.id] else { return nil }
             write.failures += 1
-            let retryAt = now + UInt64(max(0, delay) * 1_000_000_000)
+            // At most a year: a policy's limits are the app's, and may be infinite.
+            let retryAt = now + UInt64(min(max(0, delay), 365 * 86_400) * 1_000_000_000)
             write.isSending = false
             write.retryAt = retryAt
             state.writes[entry.id] = write

@@ -183,31 +183,61 @@ private final class FailingDisk: Sendable {
             let told = EventLog<OutboxOutcome>()
             outbox.register(.memo) { _, outcome in told.append(outcome) }
             let seen = EventLog<[OutboxWriteState]>()
+            // Subscribed before the first enqueue, so that a watcher started late misses nothing
+            // it needs: the stream keeps the latest state, and each state is whole.
+            let changes = outbox.changes()
             let watching = Task {
-                for await writes in outbox.changes() { seen.append(writes) }
+                for await writes in changes { seen.append(writes) }
             }
             defer { watching.cancel() }
-            func phases(of id: UUID) -> [OutboxWriteState.Phase] {
-                seen.elements.compactMap { writes in writes.first { $0.entry.id == id }?.phase }
-            }
-            /// Waits, change by change (a bounded number), until `condition` holds.
-            func waitForChanges(until condition: () -> Bool) async {
-                for _ in 0..<20 where !condition() { await seen.wait(for: seen.count + 1, timeout: 10) }
+            /// The first state seen that `matches`, waiting change by change (a bounded number).
+            func firstState(where matches: ([OutboxWriteState]) -> Bool) async -> [OutboxWriteState]? {
+                for _ in 0..<50 {
+                    let count = seen.count
+                    if let found = seen.elements.first(where: matches) { return found }
+                    await seen.wait(for: count + 1)
+                }
+                return nil
             }
 
             let later = try outbox.enqueue(Memo(text: "later"), as: .memo)
-            await waitForChanges { phases(of: later).contains(.waiting) }
+            #expect(await firstState { $0.contains { $0.entry.id == later && $0.phase == .waiting } } != nil)
             // Past the backoff's ceiling, not yet the server's two minutes. A timer that fires
-            // sends at once, so a write enqueued after it shows in the changes after any send.
+            // sends at once, so the first state with a write enqueued after the advance shows
+            // whether the first write was sent again.
             clock.advance(by: 119)
             let barrier = try outbox.enqueue(Memo(text: "barrier"), as: .memo)
-            await waitForChanges { !phases(of: barrier).isEmpty }
-            #expect(!phases(of: barrier).isEmpty)
-            #expect(phases(of: later).last == .waiting, "\(phases(of: later))")
+            let withBarrier = await firstState { $0.contains { $0.entry.id == barrier } }
+            #expect(withBarrier?.first { $0.entry.id == later }?.phase == .waiting, "\(String(describing: withBarrier))")
 
             clock.advance(by: 1)
             #expect(await told.wait(for: 2).first == .accepted(status: 201, body: Data("{}".utf8)))
             #expect(harness.transport.arrivals.count == 3)
+        }
+    }
+
+    /// A server may ask for any wait, and an app may set no limit: the outbox waits, and
+    /// does not trap turning a wait of 10³⁰⁰ s into nanoseconds.
+    @Test func aRetryAfterOfAnyLengthUnderAPolicyWithoutLimitsIsAWait() async throws {
+        try await OutboxFixtures.withFolder { folder in
+            let harness = Harness(reply: { _ in .respond(status: 503, headers: ["Retry-After": "1e300"]) }) {
+                $0.hostHealth = .never
+            }
+            var configuration = Outbox.Configuration()
+            configuration.retryPolicy.maxRetryAfter = .infinity
+            configuration.retryPolicy.maxDelay = .infinity
+            let outbox = try Outbox(folder: folder, client: harness.api, configuration: configuration)
+            outbox.register(.memo) { _, _ in }
+            let waitingAgain = EventLog<Void>()
+            let changes = outbox.changes()
+            let watching = Task {
+                for await writes in changes where writes.first?.phase == .waiting { waitingAgain.append(()) }
+            }
+            defer { watching.cancel() }
+
+            try outbox.enqueue(Memo(text: "whenever"), as: .memo)
+            #expect(await waitingAgain.wait(for: 1).count == 1)
+            #expect(outbox.pending.count == 1 && harness.transport.arrivals.count == 1)
         }
     }
 
