@@ -81,9 +81,7 @@ extension AttemptVerdict {
         switch outcome {
         case .success(let payload):
             let status = payload.statusCode
-            retryAfter = status == 429 || status == 503
-                ? payload.head.value(forHTTPHeaderField: "Retry-After").flatMap { RetryPolicy.retryAfter($0, now: date) }
-                : nil
+            retryAfter = RetryPolicy.retryAfter(status: status, now: date) { payload.head.value(forHTTPHeaderField: "Retry-After") }
             kind = switch status {
             case ..<400: .succeeded
             case 401 where submission.authenticator != nil: .unauthorized(rejectedToken: Self.bearerToken(of: request))

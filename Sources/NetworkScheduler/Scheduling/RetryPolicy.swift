@@ -158,10 +158,11 @@ public struct RetryPolicy: Sendable, Equatable {
     package func delay(
         afterTries tries: Int, failedWith error: ServiceError, method: String, isKeyed: Bool, now: Date, jitter: Double
     ) -> TimeInterval? {
-        var retryAfter: TimeInterval?
-        if let response = error.serverResponse, response.statusCode == 429 || response.statusCode == 503,
-           let value = response.headers.first(where: { $0.key.caseInsensitiveCompare("Retry-After") == .orderedSame })?.value {
-            retryAfter = Self.retryAfter(value, now: now)
+        let response = error.serverResponse
+        let retryAfter = response.flatMap { response in
+            Self.retryAfter(status: response.statusCode, now: now) {
+                response.headers.first { $0.key.caseInsensitiveCompare("Retry-After") == .orderedSame }?.value
+            }
         }
         return retry(before: tries, method: method, isKeyed: isKeyed, after: .failure(error), retryAfter: retryAfter)?
             .delay(jitter: jitter)
@@ -193,6 +194,13 @@ public struct RetryPolicy: Sendable, Equatable {
     func isSafeToRepeat(method: String, isKeyed: Bool) -> Bool {
         HTTPVerb(rawValue: method).isIdempotent || isKeyed
             || retriesNonIdempotentRequests
+    }
+
+    /// The seconds a 429's or 503's `Retry-After` asks for (read by `header`, only for those
+    /// statuses); nil for another status, or none.
+    static func retryAfter(status: Int, now: Date, header: () -> String?) -> TimeInterval? {
+        guard status == 429 || status == 503 else { return nil }
+        return header().flatMap { retryAfter($0, now: now) }
     }
 
     /// Seconds from a `Retry-After` value: a number of seconds, or an HTTP-date.
