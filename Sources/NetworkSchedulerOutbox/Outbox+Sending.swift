@@ -78,7 +78,7 @@ extension Outbox {
     /// The number of `entry`'s try that just failed, and a share (0...1) of a backoff to wait.
     private func nextTry(of entry: OutboxEntry) -> (tries: Int, jitter: Double) {
         state.withLock { state in
-            ((state.writes[entry.id]?.failures ?? 0) + 1, Double(state.jitter.next() >> 11) / Double(1 << 53))
+            ((state.writes[entry.id]?.failures ?? 0) + 1, Double.random(in: 0...1, using: &state.jitter))
         }
     }
 
