@@ -81,22 +81,33 @@ import Testing
         }
     }
 
+    /// Tells each time the upstream's host is paused.
+    private final class Pauses: RequestEvent.Monitor {
+        let log = EventLog<Void>()
+        func record(_ event: RequestEvent) {
+            if case .hostHealthChanged(_, .paused) = event { log.append(()) }
+        }
+    }
+
     @Test func anUpstreamTooManyRequestsPausesEveryCallToItUntilItsRetryAfter() async throws {
-        // A pause far longer than the test, which a busy machine (the sanitizer beside a build
-        // took 48 s) cannot see end before the second client asks.
-        try await Self.with(deadline: 1, configure: {
+        // A pause far longer than the test, and a deadline long enough for the 429 to come back
+        // before the first client leaves: a busy machine (CI under the sanitizer stalled ~30 s)
+        // outran a 1 s deadline, so that the call was cancelled before it was told to wait.
+        let pauses = Pauses()
+        try await Self.with(deadline: 8, monitors: [pauses], configure: {
             $0.hostHealth.maximumPause = 3_600
             $0.retryPolicy.maxRetryAfter = 3_600
         }) { upstream, gateway, get in
             // Given an upstream that answers its next profile with a 429 asking for 10 minutes
             upstream.faults[.user] = Fault(status: 429, retryAfterSeconds: 600, failFirst: 1)
 
-            // When a client asks, and then another asks for another profile
-            let first = await get("/profiles/1")
+            // When a client asks, and once the upstream is paused another asks for another profile
+            let first = Task { await get("/profiles/1") }
+            #expect(await pauses.log.wait(for: 1).count == 1, "the 429 did not pause the upstream")
             let second = await get("/profiles/2")
 
-            // Then the first waited at most its deadline, and the second was never sent upstream
-            #expect(first.status == 504)
+            // Then both waited at most their deadline, and the second was never sent upstream
+            #expect(await first.value.status == 504)
             #expect(second.status == 504)
             #expect(upstream.arrivals.count(.user) == 1)
             guard case .paused = gateway.upstream.scheduler.health(of: upstream.baseURL) else {
