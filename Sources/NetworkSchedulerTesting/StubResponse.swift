@@ -14,12 +14,12 @@ import NetworkScheduler
 /// ```
 public enum StubResponse: Sendable {
     /// Answers with this status, body and headers.
-    case respond(status: Int = 200, body: Data = Data(), headers: [String: String] = [:])
+    case respond(status: Int = 200, body: Data = Data(), headers: HeaderFields = [:])
     /// Fails with a transport error, as a dropped or refused connection does.
     case fail(URLError)
     /// Answers this head and the start of a body, then the connection breaks with `error`: a
     /// download cut short. What the body was written to so far stays written.
-    case breaks(status: Int = 200, body: Data, headers: [String: String] = [:], error: URLError = URLError(.networkConnectionLost))
+    case breaks(status: Int = 200, body: Data, headers: HeaderFields = [:], error: URLError = URLError(.networkConnectionLost))
     /// Holds the request until the test releases it (``StubTransport/release(path:with:)``):
     /// a gate. Cancelling the task ends it with `URLError.cancelled`.
     case hold
@@ -35,7 +35,7 @@ public enum StubResponse: Sendable {
     /// behind), as a transport that stops reading. Then the body ends, or `then` is done:
     /// `.hold` keeps the stream open until the test releases it, `.lostConnection` cuts it.
     /// A request without a sink gets the chunks as one body.
-    indirect case streams(status: Int = 200, headers: [String: String] = [:], chunks: [Data], then: StubResponse? = nil)
+    indirect case streams(status: Int = 200, headers: HeaderFields = [:], chunks: [Data], then: StubResponse? = nil)
 
     /// A JSON body given as its text (`Content-Type: application/json`): `.json(#"{"id": 7}"#)`.
     /// For a model, see ``json(_:status:headers:encoder:)``.
@@ -45,7 +45,7 @@ public enum StubResponse: Sendable {
     ///   - status: the status; 200 by default.
     ///   - headers: more headers of the answer, such as `Cache-Control` for a cache test; they
     ///     replace the `Content-Type` if they name one.
-    public static func json(_ text: String, status: Int = 200, headers: [String: String] = [:]) -> StubResponse {
+    public static func json(_ text: String, status: Int = 200, headers: HeaderFields = [:]) -> StubResponse {
         .respond(status: status, body: Data(text.utf8), headers: jsonHeaders(headers))
     }
 
@@ -65,7 +65,7 @@ public enum StubResponse: Sendable {
     ///   - status: the status; 200 by default.
     ///   - headers: more headers of the answer; they replace the `Content-Type` if they name one.
     ///   - encoder: the encoder; a default one unless you pass another.
-    public static func json(_ model: some Encodable, status: Int = 200, headers: [String: String] = [:],
+    public static func json(_ model: some Encodable, status: Int = 200, headers: HeaderFields = [:],
                             encoder: JSONEncoder = JSONEncoder()) -> StubResponse {
         do {
             return .respond(status: status, body: try encoder.encode(model), headers: jsonHeaders(headers))
@@ -76,9 +76,9 @@ public enum StubResponse: Sendable {
     }
 
     /// `extra`, with a JSON `Content-Type` unless it names one (in any case).
-    private static func jsonHeaders(_ extra: [String: String]) -> [String: String] {
+    private static func jsonHeaders(_ extra: HeaderFields) -> HeaderFields {
         var headers = extra
-        if !extra.keys.contains(where: { $0.lowercased() == "content-type" }) { headers["Content-Type"] = "application/json" }
+        if extra["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
         return headers
     }
 
@@ -96,7 +96,7 @@ public enum StubResponse: Sendable {
     /// - Parameters:
     ///   - status: the status.
     ///   - headers: the response's headers.
-    public static func status(_ status: Int, headers: [String: String] = [:]) -> StubResponse {
+    public static func status(_ status: Int, headers: HeaderFields = [:]) -> StubResponse {
         .respond(status: status, headers: headers)
     }
 

@@ -24,6 +24,9 @@ public final class StubTransport: HTTPTransport {
     public struct Arrival: Sendable {
         /// The request as the transport got it, headers and body included.
         public let request: URLRequest
+        /// Its header fields as the transport got them, a repeated name once per value (a
+        /// `URLRequest` joins them).
+        public let headerFields: HeaderFields
         /// The file its body was to be read from, if it had one.
         public let bodyFile: TransportRequest.BodyFile?
         /// Its body: the request's, or the file's contents as it arrived (nil if it has none).
@@ -31,6 +34,7 @@ public final class StubTransport: HTTPTransport {
 
         init(_ request: TransportRequest) {
             self.request = request.urlRequest
+            headerFields = request.headerFields
             bodyFile = request.bodyFile
             body = request.bodyFile.map { (try? Data(contentsOf: $0.url)) ?? Data() } ?? request.urlRequest.httpBody
         }
@@ -254,7 +258,7 @@ public final class StubTransport: HTTPTransport {
     ///   - status: the status.
     ///   - body: the body.
     ///   - headers: the headers.
-    public static func response(to request: URLRequest, status: Int, body: Data, headers: [String: String]) -> TransportResponse {
+    public static func response(to request: URLRequest, status: Int, body: Data, headers: HeaderFields) -> TransportResponse {
         // A plain head, as a transport other than URLSession hands over.
         TransportResponse(data: body, head: ResponseHead(url: request.url!, statusCode: status, headerFields: headers))
     }

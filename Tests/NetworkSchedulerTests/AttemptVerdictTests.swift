@@ -13,7 +13,7 @@ import NetworkSchedulerTesting
 
     private static func verdict(
         status: Int? = nil,
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         error: ServiceError? = nil,
         method: String = "GET",
         bearer: String? = nil,

@@ -8,8 +8,10 @@ import Testing
 @Suite struct CacheFreshnessTests {
     private static let date = "Thu, 26 Nov 2026 00:00:00 GMT"
 
-    private static func lifetime(_ fields: [String: String], status: Int = 200) -> TimeInterval {
-        CacheFreshness(status: status, fields: fields.merging(["date": date]) { $1 }).lifetime
+    private static func lifetime(_ fields: HeaderFields, status: Int = 200) -> TimeInterval {
+        var fields = fields
+        fields["date"] = date
+        return CacheFreshness(status: status, fields: fields).lifetime
     }
 
     @Test func maxAgeSetsTheLifetimeAndWinsOverExpires() {

@@ -46,7 +46,10 @@ import NetworkSchedulerTesting
     @Test func answersOnDiskOutliveTheirCacheAndServeAScheduler() async throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let transport = StubTransport { _ in .respond(status: 200, body: Data("kept".utf8), headers: ["Cache-Control": "max-age=600"]) }
+        let transport = StubTransport { _ in
+            .respond(status: 200, body: Data("kept".utf8),
+                     headers: ["Cache-Control": "max-age=600", "Link": "</a>; rel=next", "link": "</z>; rel=last"])
+        }
         do {
             let cache = try ResponseCache(directory: folder)
             let scheduler = RequestScheduler { $0.transport = transport; $0.cache = cache }
@@ -62,6 +65,7 @@ import NetworkSchedulerTesting
 
         #expect(reply.cacheUse == .fresh)
         #expect(String(decoding: reply.value, as: UTF8.self) == "kept")
+        #expect(reply.head.headerFields.values(for: "Link") == ["</a>; rel=next", "</z>; rel=last"], "each field as it came")
         #expect(transport.arrivals.count == 1)
         let files = Self.files(in: folder)
         #expect(files.count == 1)

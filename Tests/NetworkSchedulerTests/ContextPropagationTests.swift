@@ -16,9 +16,9 @@ private struct TaskTrace: ContextPropagation {
     let reads = Counter()
     var fieldNames: Set<String> { ["traceparent"] }
 
-    func fields(for caller: RequestEvent.Caller) -> [(name: String, value: String)] {
+    func fields(for caller: RequestEvent.Caller) -> HeaderFields {
         _ = reads.next()
-        return Trace.parent.map { [("traceparent", "00-\($0)-\(caller.id.description.dropFirst())-01")] } ?? []
+        return Trace.parent.map { ["traceparent": "00-\($0)-\(caller.id.description.dropFirst())-01"] } ?? [:]
     }
 }
 

@@ -11,8 +11,8 @@ import NetworkSchedulerTesting
 @Suite struct DeduplicationKeyTests {
     /// How many network calls two held requests with these headers make.
     private func networkCalls(
-        _ first: [String: String],
-        _ second: [String: String],
+        _ first: HeaderFields,
+        _ second: HeaderFields,
         configure: (inout RequestScheduler.Configuration) -> Void = { _ in }
     ) async -> Int {
         let transport = StubTransport { _ in .hold }
@@ -50,6 +50,18 @@ import NetworkSchedulerTesting
         #expect(await networkCalls(["x-api-key": "a"], ["X-API-KEY": "a"]) == 1)
     }
 
+    @Test func aRepeatedFieldsValuesInAnotherOrderAreAnotherRequest() async {
+        // `Accept-Language: fr` then `en` asks for French first; the other order, English.
+        #expect(await networkCalls(["Accept-Language": "fr", "accept-language": "en"],
+                                   ["Accept-Language": "en", "accept-language": "fr"]) == 2)
+        #expect(await networkCalls(["Accept-Language": "fr", "accept-language": "en"], ["Accept-Language": "fr"]) == 2)
+    }
+
+    @Test func fieldsOfDifferentNamesInAnotherOrderAreTheSameRequest() async {
+        #expect(await networkCalls(["X-Tenant": "t1", "Accept-Language": "fr", "accept-language": "en"],
+                                   ["accept-language": "fr", "X-TENANT": "t1", "Accept-Language": "en"]) == 1)
+    }
+
     @Test(arguments: ["Authorization", "cookie", "X-API-Key"])
     func aCredentialHeaderCountsEvenWhenTheAppListsItAsIgnored(header: String) async {
         let calls = await networkCalls([header: "alice"], [header: "bob"]) {
@@ -75,7 +87,7 @@ import NetworkSchedulerTesting
 
     @Test func keysCompareTheWholeHeaderSetWhateverItsOrder() {
         let ignored = HeaderNames(RequestScheduler.Configuration.defaultHeadersIgnoredByDeduplication)
-        func key(_ headers: [String: String]) -> CallKey {
+        func key(_ headers: HeaderFields) -> CallKey {
             CallKey(RequestIdentity(method: "GET", url: "https://api.test/me", headers: HeaderFields(headers), ignored: ignored,
                                     body: nil))
         }

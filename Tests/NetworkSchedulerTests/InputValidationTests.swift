@@ -15,7 +15,7 @@ import NetworkSchedulerTesting
     private func send(
         _ resource: Resource<Void>,
         token: String? = nil,
-        defaultHeaders: [String: String] = ["Accept": "application/json"]
+        defaultHeaders: HeaderFields = ["Accept": "application/json"]
     ) async -> (error: ServiceError?, arrivals: [StubTransport.Arrival]) {
         let transport = StubTransport { _ in .respond() }
         let scheduler = RequestScheduler(configuration: .init(transport: transport, retryPolicy: .never))
@@ -38,7 +38,7 @@ import NetworkSchedulerTesting
         ["X-Note": "a\r\nX-Injected: 1"], ["X-Note": "a\nb"], ["X-Note": "a\u{0}b"],
         ["X-Bad Name": "a"], ["X-Bad:Name": "a"], ["X-Bad\r\nName": "a"], ["": "a"],
     ])
-    func aResourceHeaderThatCouldAddLinesIsRefused(headers: [String: String]) async {
+    func aResourceHeaderThatCouldAddLinesIsRefused(headers: HeaderFields) async {
         let (error, arrivals) = await send(Resource(path: "echo", headers: headers))
         #expect(Self.isInvalidRequest(error), "\(String(describing: error))")
         #expect(arrivals.isEmpty)
@@ -115,7 +115,7 @@ import NetworkSchedulerTesting
     }
 
     @Test func theTokenAndDefaultHeadersGoToTheClientsOwnOriginOnly() async throws {
-        let headers = ["Accept": "application/json", "X-Api-Key": "client-secret"]
+        let headers: HeaderFields = ["Accept": "application/json", "X-Api-Key": "client-secret"]
         let (_, elsewhere) = await send(Resource(path: "https://cdn.test/image.png"), token: "t0k3n", defaultHeaders: headers)
         let (_, otherPort) = await send(Resource(path: "https://api.test:8443/v1/me"), token: "t0k3n", defaultHeaders: headers)
         let (_, own) = await send(Resource(path: "https://api.test/v2/me"), token: "t0k3n", defaultHeaders: headers)

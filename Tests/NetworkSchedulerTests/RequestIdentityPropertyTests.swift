@@ -198,10 +198,11 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
             case .bytes(let index): .data(Data("bytes \(index)".utf8))
             case .file(let index): .file(files[index])
             }
-            let headers = Dictionary(spec.headers.map { header in
+            var headers = HeaderFields()
+            for header in spec.headers {
                 let name = RequestSpec.headerNames[header.name]
-                return (header.upper ? name.uppercased() : name, RequestSpec.headerValues[header.value])
-            }, uniquingKeysWith: { _, last in last })
+                headers[header.upper ? name.uppercased() : name] = RequestSpec.headerValues[header.value]
+            }
             return Resource<Data>(spec.method, path: spec.path, query: spec.query.map { RequestSpec.queryItems[$0] },
                                   headers: headers, body: body, decoding: .data)
         }

@@ -15,13 +15,15 @@ import NetworkSchedulerTesting
     /// A server whose answers carry `fields` and an ETag, with a 304 for that ETag, unless a
     /// test scripted another answer for a path.
     private final class Server: Sendable {
-        let fields: [String: String]
+        let fields: HeaderFields
         let etag = "\"v1\""
         /// By path, what the server answers instead.
         let scripted = Locked<[String: StubResponse]>([:])
 
-        init(_ fields: [String: String]) {
-            self.fields = fields.merging(["ETag": etag]) { $1 }
+        init(_ fields: HeaderFields) {
+            var fields = fields
+            fields["ETag"] = etag
+            self.fields = fields
         }
 
         func answer(_ request: URLRequest) -> StubResponse {
@@ -40,7 +42,7 @@ import NetworkSchedulerTesting
 
     /// A profile loaded once with `fields` (a lifetime of 60 s), then stale: 61 s later on the
     /// harness's virtual clock.
-    private static func staleProfile(_ fields: [String: String]) async throws -> (Server, Harness, VirtualClock) {
+    private static func staleProfile(_ fields: HeaderFields) async throws -> (Server, Harness, VirtualClock) {
         let clock = VirtualClock()
         let server = Server(fields)
         let harness = harness(server, clock: clock)
@@ -326,7 +328,7 @@ private struct RedirectedTransport: HTTPTransport {
         base.startTask(for: request, policy: policy, progress: progress) { [answeredFrom] result in
             completion(result.map { response in
                 TransportResponse(data: response.data, head: ResponseHead(url: answeredFrom, statusCode: response.statusCode,
-                                                                          headerFields: response.head.lowercasedHeaders))
+                                                                          headerFields: response.head.headerFields))
             })
         }
     }

@@ -9,7 +9,7 @@ import NetworkSchedulerTesting
 /// Streamed responses through the scheduler, over the stub transport: elements in order,
 /// backpressure, reconnection, cancellation by every route, and a line of their own per host.
 @Suite struct StreamTests {
-    private static let eventHeaders = ["Content-Type": "text/event-stream"]
+    private static let eventHeaders: HeaderFields = ["Content-Type": "text/event-stream"]
 
     private static func chunks(_ texts: String...) -> [Data] { texts.map { Data($0.utf8) } }
 

@@ -74,7 +74,7 @@ private final class RecordingTransport: HTTPTransport, Sendable {
     ) -> any TransportTask {
         handed.withLock { $0.append(request) }
         completion(.success(TransportResponse(data: Data(userJSON.utf8), head: ResponseHead(
-            url: request.urlString, statusCode: 200, fields: [("Content-Type", "application/json")]))))
+            url: request.urlString, statusCode: 200, headerFields: ["Content-Type": "application/json"]))))
         return Task()
     }
 }

@@ -51,7 +51,7 @@ extension AsyncHTTPClientTransport {
 
         func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
             let responseHead = ResponseHead(url: url, statusCode: Int(head.status.code),
-                                            fields: head.headers.map { ($0.name, $0.value) },
+                                            headerFields: HeaderFields(head.headers.map { (name: $0.name, value: $0.value) }),
                                             httpVersion: AsyncHTTPClientTransport.httpVersion(head.version))
             let isSunk: Bool
             do {

@@ -120,7 +120,7 @@ extension AsyncHTTPClientTransport {
         /// order (no dictionary is made unless asked for), and its body.
         private static func transportResponse(_ response: HTTPClient.Response, from url: String) -> TransportResponse {
             let head = ResponseHead(url: url, statusCode: Int(response.status.code),
-                                    fields: response.headers.map { ($0.name, $0.value) },
+                                    headerFields: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }),
                                     httpVersion: httpVersion(response.version))
             return TransportResponse(data: response.body.map { Data($0.readableBytesView) } ?? Data(), head: head)
         }

@@ -31,17 +31,17 @@ enum HTTPConversion {
         return base + path
     }
 
-    /// The request's fields as a resource's headers: a repeated name's values joined in their
-    /// order (with ", ", or "; " for `Cookie`, as RFC 9110 and 6265 say they combine), without
-    /// the fields the transport owns.
-    static func headers(of fields: HTTPFields) -> [String: String] {
-        var headers: [String: String] = [:]
-        var names: [HTTPField.Name: String] = [:]
+    /// The request's fields as a resource's headers, in order, a repeated name once per value,
+    /// without the fields the transport owns. `Cookie` is the exception: an HTTP/1.1 request
+    /// carries one (RFC 6265 §5.4), its values joined with "; ".
+    static func headers(of fields: HTTPFields) -> HeaderFields {
+        var headers = HeaderFields()
         for field in fields where !transportOwnedFields.contains(field.name) {
-            let name = names[field.name] ?? field.name.rawName
-            names[field.name] = name
-            let separator = field.name == .cookie ? "; " : ", "
-            headers[name] = headers[name].map { $0 + separator + field.value } ?? field.value
+            if field.name == .cookie {
+                headers[field.name.rawName] = headers[field.name.rawName].map { $0 + "; " + field.value } ?? field.value
+            } else {
+                headers.append(name: field.name.rawName, value: field.value)
+            }
         }
         return headers
     }
@@ -56,10 +56,10 @@ enum HTTPConversion {
     /// An answer the scheduler ended a stream with (``ServiceError/server(_:)``), which a
     /// generated client reads as any other answer.
     static func response(_ answer: ServiceError.ServerResponse) throws(ServiceError) -> HTTPResponse {
-        try response(status: answer.statusCode, fields: answer.headers.map { ($0.key, $0.value) })
+        try response(status: answer.statusCode, fields: answer.headers)
     }
 
-    private static func response(status: Int, fields: [(name: String, value: String)]) throws(ServiceError) -> HTTPResponse {
+    private static func response(status: Int, fields: HeaderFields) throws(ServiceError) -> HTTPResponse {
         guard (100...999).contains(status) else {
             throw .badServerResponse(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "status \(status)"]))
         }

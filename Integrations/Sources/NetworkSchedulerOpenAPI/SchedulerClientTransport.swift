@@ -59,7 +59,8 @@ public struct SchedulerClientTransport: ClientTransport {
         options.tags.insert("openapi:\(operationID)")
         let url = try HTTPConversion.url(of: request, baseURL: baseURL)
         var headers = HTTPConversion.headers(of: request.headerFields)
-        let contentType = headers.removeValue(forKey: HTTPField.Name.contentType.rawName) ?? "application/octet-stream"
+        let contentType = headers[HTTPField.Name.contentType.rawName] ?? "application/octet-stream"
+        headers[HTTPField.Name.contentType.rawName] = nil
         let spooled = try await body.asyncMap { try await SpooledBody($0, contentType: contentType, limit: bufferedUploadLimit) }
         if options.streamsResponse ?? Self.asksForAStream(request) {
             return try await stream(request, url: url, headers: headers, body: spooled?.body, options: options)
@@ -77,7 +78,7 @@ public struct SchedulerClientTransport: ClientTransport {
 
     /// Sends the request as a stream, and returns its head once it arrived, with a body that
     /// yields its chunks as they come.
-    private func stream(_ request: HTTPRequest, url: String, headers: [String: String], body: EndpointBody?,
+    private func stream(_ request: HTTPRequest, url: String, headers: HeaderFields, body: EndpointBody?,
                         options: SchedulingOptions) async throws -> (HTTPResponse, HTTPBody?) {
         var resource = StreamResource.chunks(url, method: HTTPConversion.verb(of: request), headers: headers, body: body)
         resource.request.tags = options.tags

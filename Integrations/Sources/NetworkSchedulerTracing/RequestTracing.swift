@@ -41,7 +41,7 @@ public final class RequestTracing: RequestEvent.Monitor, ContextPropagation, @un
     }
 
     /// Starts the caller's span in the current task's context, and returns its fields.
-    public func fields(for caller: RequestEvent.Caller) -> [(name: String, value: String)] {
+    public func fields(for caller: RequestEvent.Caller) -> HeaderFields {
         let span = startCallerSpan(caller)
         var carrier = FieldCarrier()
         tracer.inject(span.context, into: &carrier, using: FieldInjector())
@@ -228,12 +228,11 @@ private struct TraceState {
 
 /// Header fields, as the tracer's propagator writes them.
 private struct FieldCarrier {
-    var fields: [(name: String, value: String)] = []
+    var fields = HeaderFields()
 }
 
 private struct FieldInjector: Injector {
     func inject(_ value: String, forKey key: String, into carrier: inout FieldCarrier) {
-        carrier.fields.removeAll { $0.name.lowercased() == key.lowercased() }
-        carrier.fields.append((key, value))
+        carrier.fields[key] = value
     }
 }

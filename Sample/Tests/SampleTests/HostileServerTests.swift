@@ -44,7 +44,7 @@ extension HeavyTests {
 
         /// A client of the fixture's server, logged in as Ada, without a token refresh: a 401 is
         /// the answer here, not a reason to log in again.
-        private func client(_ fixture: Fixture, defaultHeaders: [String: String]? = nil) async throws -> APIClient {
+        private func client(_ fixture: Fixture, defaultHeaders: HeaderFields? = nil) async throws -> APIClient {
             let session = try await fixture.logIn()
             return APIClient(baseURL: fixture.server.baseURL, scheduler: fixture.api.scheduler,
                              defaultHeaders: defaultHeaders ?? ["Accept": "application/json", "X-Api-Key": "ada-key"],

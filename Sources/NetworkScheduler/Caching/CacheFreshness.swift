@@ -71,9 +71,9 @@ struct CacheFreshness: Equatable, Sendable {
     /// The statuses a cache may give a heuristic freshness (§4.2.2, "heuristically cacheable").
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
-    /// The freshness of a response with `status` and `fields` (lowercased names). `s-maxage`
+    /// The freshness of a response with `status` and `fields`. `s-maxage`
     /// is for shared caches and is ignored here.
-    init(status: Int, fields: [String: String]) {
+    init(status: Int, fields: HeaderFields) {
         let control = CacheControl(fields["cache-control"])
         if let maxAge = control.seconds("max-age") {
             (lifetime, isHeuristic) = (maxAge, false)
@@ -97,7 +97,7 @@ struct CacheFreshness: Equatable, Sendable {
 
     /// Its age now (§4.2.3): what its `Age` and `Date` say it had when it arrived, plus the
     /// time since. `requested` and `received` bound the exchange that brought it.
-    static func age(fields: [String: String], requested: Date, received: Date, now: Date) -> TimeInterval {
+    static func age(fields: HeaderFields, requested: Date, received: Date, now: Date) -> TimeInterval {
         let ageValue = CacheControl.deltaSeconds(fields["age"]) ?? 0
         let apparent = max(0, received.timeIntervalSince(fields["date"].flatMap(HTTPDate.parse) ?? received))
         let corrected = ageValue + received.timeIntervalSince(requested)

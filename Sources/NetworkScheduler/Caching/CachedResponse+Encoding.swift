@@ -1,10 +1,11 @@
 import Foundation
 
-// A stored answer as one file: `NSC1`, the lengths of its description and body and their
+// A stored answer as one file: `NSC2`, the lengths of its description and body and their
 // FNV-1a checksum (little-endian), then the description (JSON) and the body. A file cut short,
 // grown or flipped anywhere fails its lengths or its checksum and is read as no answer.
 extension CachedResponse {
-    private static let magic = Array("NSC1".utf8)
+    /// `NSC1` kept the fields one value per lowercased name; such a file is read as no answer.
+    private static let magic = Array("NSC2".utf8)
     private static let prefixLength = 4 + 4 + 8 + 8
 
     /// What the file says besides the body. The request's identity is there as its digest only.
@@ -14,7 +15,8 @@ extension CachedResponse {
         var identityDigest: String?
         var responseURL: URL
         var statusCode: Int
-        var fields: [String: String]
+        /// The fields in order, each as `[name, value]`.
+        var fields: [[String]]
         var requested: Date
         var received: Date
         var varied: [String: String?]
@@ -23,7 +25,7 @@ extension CachedResponse {
     /// The file's bytes.
     func encoded() -> Data? {
         let description = Description(method: key.method, url: key.url, identityDigest: key.identityDigest,
-                                      responseURL: url, statusCode: statusCode, fields: fields,
+                                      responseURL: url, statusCode: statusCode, fields: fields.map { [$0.name, $0.value] },
                                       requested: requested, received: received, varied: varied)
         guard let meta = try? JSONEncoder().encode(description) else { return nil }
         var file = Data(capacity: Self.prefixLength + meta.count + body.count)
@@ -47,10 +49,11 @@ extension CachedResponse {
         guard Checksum.fnv1a(contents) == integer(UInt64.self, in: file, at: 16) else { return nil }
         let meta = contents.prefix(metaLength)
         guard let description = try? JSONDecoder().decode(Description.self, from: Data(meta)),
+              description.fields.allSatisfy({ $0.count == 2 }),
               description.method == key.method, description.url == key.url,
               description.identityDigest == key.identityDigest else { return nil }
         return CachedResponse(key: key, url: description.responseURL, statusCode: description.statusCode,
-                              fields: description.fields, body: Data(contents.dropFirst(metaLength)),
+                              fields: HeaderFields(description.fields.map { (name: $0[0], value: $0[1]) }), body: Data(contents.dropFirst(metaLength)),
                               requested: description.requested, received: description.received, varied: description.varied)
     }
 

@@ -7,8 +7,8 @@ final class CachedResponse: Sendable {
     /// The URL that answered, after redirects.
     let url: URL
     let statusCode: Int
-    /// Its fields, by lowercased name, without those that describe one connection.
-    let fields: [String: String]
+    /// Its fields, without those that describe one connection.
+    let fields: HeaderFields
     let body: Data
     /// When the request that brought it was sent, and when the answer arrived (§4.2.3).
     let requested: Date
@@ -28,7 +28,7 @@ final class CachedResponse: Sendable {
     /// Fields a 304 does not replace (§3.2): they describe the stored body.
     static let keptOn304: Set<String> = ["content-length", "content-encoding", "content-range"]
 
-    init(key: CacheKey, url: URL, statusCode: Int, fields: [String: String], body: Data,
+    init(key: CacheKey, url: URL, statusCode: Int, fields: HeaderFields, body: Data,
          requested: Date, received: Date, varied: [String: String?]) {
         self.key = key
         self.url = url
@@ -38,7 +38,10 @@ final class CachedResponse: Sendable {
         // used (§5.2.2.4, §5.2.2.7).
         let named = ["no-cache", "private"].flatMap { (control.directives[$0] ?? nil)?.split(separator: ",") ?? [] }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        self.fields = fields.filter { !Self.unstoredFields.contains($0.key) && !named.contains($0.key) }
+        self.fields = HeaderFields(fields.filter { field in
+            let name = field.name.lowercased()
+            return !Self.unstoredFields.contains(name) && !named.contains(name)
+        })
         self.body = body
         self.requested = requested
         self.received = received
@@ -49,7 +52,7 @@ final class CachedResponse: Sendable {
     }
 
     /// The bytes it costs in a store, roughly.
-    var cost: Int { body.count + fields.reduce(256) { $0 + $1.key.utf8.count + $1.value.utf8.count } }
+    var cost: Int { body.count + fields.reduce(256) { $0 + $1.name.utf8.count + $1.value.utf8.count } }
 
     /// Its age at `now`.
     func age(at now: Date) -> TimeInterval { initialAge + max(0, now.timeIntervalSince(received)) }
@@ -95,7 +98,7 @@ final class CachedResponse: Sendable {
     /// The answer as a caller gets it, with its `Age` (§5.1).
     func response(at now: Date) -> TransportResponse {
         var fields = fields
-        fields["age"] = String(Int(max(0, age(at: now)).rounded(.down)))
+        fields["Age"] = String(Int(max(0, age(at: now)).rounded(.down)))
         return TransportResponse(data: key.method == "HEAD" ? Data() : body,
                                  head: ResponseHead(url: url, statusCode: statusCode, headerFields: fields))
     }
@@ -107,7 +110,7 @@ final class CachedResponse: Sendable {
         // The 304 is the server's word now: an old Date or Age would make it look older.
         merged["date"] = nil
         merged["age"] = nil
-        for (name, value) in notModified.lowercasedHeaders where !Self.keptOn304.contains(name) { merged[name] = value }
+        merged.merge(HeaderFields(notModified.headerFields.filter { !Self.keptOn304.contains($0.name.lowercased()) }))
         return CachedResponse(key: key, url: url, statusCode: statusCode, fields: merged, body: body,
                               requested: requested, received: received, varied: varied)
     }

@@ -94,7 +94,7 @@ extension ResponseCache {
             return .success(response)
         }
         guard policy.stores else { return outcome }
-        let fields = response.head.lowercasedHeaders
+        let fields = response.head.headerFields
         let control = CacheControl(fields["cache-control"])
         guard !asked.noStore, !control.has("no-store"), Self.isStorable(response, fields: fields, control: control),
               Self.isSameOrigin(response.head.url, key.url),
@@ -126,7 +126,7 @@ extension ResponseCache {
     /// Whether a private cache may keep a final answer (§3): one whose status is cacheable by
     /// default, or another with an explicit lifetime; not a partial answer, nor one that says
     /// nothing worth keeping (no lifetime, no validators, no `no-cache`).
-    private static func isStorable(_ response: TransportResponse, fields: [String: String], control: CacheControl) -> Bool {
+    private static func isStorable(_ response: TransportResponse, fields: HeaderFields, control: CacheControl) -> Bool {
         let status = response.statusCode
         guard (200..<600).contains(status), status != 206, status != 304 else { return false }
         let isExplicit = control.seconds("max-age") != nil || fields["expires"] != nil

@@ -20,7 +20,7 @@ public struct APIClient: Sendable {
     /// The scheduler that runs this client's requests.
     public var scheduler: RequestScheduler
     /// Headers sent with every call; a resource's own headers win.
-    public var defaultHeaders: [String: String] {
+    public var defaultHeaders: HeaderFields {
         didSet { refreshDefaults() }
     }
     /// The bearer token for the `Authorization` header, read when each request is built.
@@ -63,7 +63,7 @@ public struct APIClient: Sendable {
     public init(
         baseURL: URL,
         scheduler: RequestScheduler,
-        defaultHeaders: [String: String] = ["Accept": "application/json", "User-Agent": "NetworkScheduler"],
+        defaultHeaders: HeaderFields = ["Accept": "application/json", "User-Agent": "NetworkScheduler"],
         timeout: TimeInterval = 60,
         sendsIdempotencyKeys: Bool = false,
         authenticator: TokenAuthenticator? = nil,

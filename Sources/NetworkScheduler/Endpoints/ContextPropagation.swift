@@ -17,8 +17,8 @@ import Foundation
 /// ```swift
 /// struct RequestIDs: ContextPropagation {
 ///     var fieldNames: Set<String> { ["X-Request-ID"] }
-///     func fields(for caller: RequestEvent.Caller) -> [(name: String, value: String)] {
-///         [("X-Request-ID", UUID().uuidString)]
+///     func fields(for caller: RequestEvent.Caller) -> HeaderFields {
+///         ["X-Request-ID": UUID().uuidString]
 ///     }
 /// }
 /// api.contextPropagation = RequestIDs()
@@ -30,6 +30,6 @@ public protocol ContextPropagation: Sendable {
     /// The fields to send with `caller`'s request.
     ///
     /// - Parameter caller: the caller being sent (it has no call yet).
-    /// - Returns: the fields, each name once.
-    func fields(for caller: RequestEvent.Caller) -> [(name: String, value: String)]
+    /// - Returns: the fields; each replaces any the request has of its name.
+    func fields(for caller: RequestEvent.Caller) -> HeaderFields
 }

@@ -21,14 +21,14 @@ final class ClientDefaults: Sendable {
     /// valid: checked once, here, not on every request.
     let invalid: ServiceError?
 
-    init(baseURL: URL, headers: [String: String], bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval,
+    init(baseURL: URL, headers: HeaderFields, bearerToken: @escaping @Sendable () -> String?, timeout: TimeInterval,
          contextPropagation: (any ContextPropagation)? = nil) {
         self.baseURL = baseURL
         baseHost = baseURL.hostKey
         plainBase = APIClient.plainBase(of: baseURL)
-        self.headers = HeaderFields(headers)
+        self.headers = headers
         self.contextPropagation = contextPropagation
-        originBoundHeaders = Array(headers.keys) + (contextPropagation?.fieldNames ?? [])
+        originBoundHeaders = headers.names + (contextPropagation?.fieldNames ?? [])
         self.bearerToken = bearerToken
         self.timeout = timeout
         do throws(ServiceError) {
@@ -49,7 +49,7 @@ struct EndpointRecipe: Sendable {
     private let method: HTTPVerb
     private let path: String
     private let query: [URLQueryItem]
-    private let headers: [String: String]
+    private let headers: HeaderFields
     private let body: EndpointBody?
     private let timeout: TimeInterval?
 
@@ -71,14 +71,14 @@ struct EndpointRecipe: Sendable {
     /// caller's `context` fields go only to its own origin (a resource may name an absolute
     /// URL elsewhere, a CDN's); what the caller, the client or the token provider gave is
     /// checked before it can reach the wire.
-    func prepare(context: [(name: String, value: String)] = []) throws(ServiceError) -> PreparedRequest {
+    func prepare(context: HeaderFields = [:]) throws(ServiceError) -> PreparedRequest {
         if let invalid = defaults.invalid { throw invalid }
         try HTTPSyntax.checkMethod(method.rawValue)
         let (url, host) = try location()
         let isOwnOrigin = host == defaults.baseHost
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
         // its spelling. The defaults are shared, not copied, unless a layer adds to them.
-        var headers = isOwnOrigin ? defaults.headers : HeaderFields([:])
+        var headers = isOwnOrigin ? defaults.headers : HeaderFields()
         if isOwnOrigin, let token = defaults.bearerToken() {
             guard HTTPSyntax.isFieldValue(token) else {
                 throw .invalidRequest(reason: "the bearer token has a control character, such as a line break")
@@ -86,9 +86,9 @@ struct EndpointRecipe: Sendable {
             headers["Authorization"] = "Bearer \(token)"
         }
         if isOwnOrigin, !context.isEmpty {
-            let fields = Dictionary(context, uniquingKeysWith: { _, last in last })
+            let fields = HeaderFields(context)
             try HTTPSyntax.checkHeaders(fields)
-            for (name, value) in fields { headers[name] = value }
+            headers.merge(fields)
         }
         var requestBody: RequestBody?
         if let body {

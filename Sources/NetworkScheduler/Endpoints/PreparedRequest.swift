@@ -104,7 +104,7 @@ struct PreparedRequest: Sendable, Equatable {
     static func checked(_ request: URLRequest) throws(ServiceError) -> PreparedRequest {
         try HTTPSyntax.checkScheme(request.url?.scheme)
         try HTTPSyntax.checkMethod(request.httpMethod ?? "GET")
-        try HTTPSyntax.checkHeaders(request.allHTTPHeaderFields ?? [:])
+        try HTTPSyntax.checkHeaders(HeaderFields(request.allHTTPHeaderFields ?? [:]))
         let prepared = PreparedRequest(request)
         guard !prepared.host.isEmpty else {
             throw .invalidRequest(reason: "\(request.url?.absoluteString ?? "a request without a URL") has no host")
@@ -220,18 +220,10 @@ struct PreparedRequest: Sendable, Equatable {
     }
 
     /// Its header fields.
-    var fields: HeaderFields {
+    var headerFields: HeaderFields {
         switch form {
         case .built(let request): HeaderFields(request.allHTTPHeaderFields ?? [:])
         case .parts(let parts): parts.headers
-        }
-    }
-
-    /// Its headers, as it has them.
-    var headerFields: [String: String] {
-        switch form {
-        case .built(let request): request.allHTTPHeaderFields ?? [:]
-        case .parts(let parts): parts.headers.dictionary
         }
     }
 

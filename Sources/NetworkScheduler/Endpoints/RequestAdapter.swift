@@ -103,7 +103,7 @@ public struct RequestAdapter: Sendable {
             throw .invalidRequest(reason: "the request adapter moved the request to another origin")
         }
         try HTTPSyntax.checkMethod(adapted.httpMethod ?? "GET")
-        try HTTPSyntax.checkHeaders(adapted.allHTTPHeaderFields ?? [:])
+        try HTTPSyntax.checkHeaders(HeaderFields(adapted.allHTTPHeaderFields ?? [:]))
         return adapted
     }
 }

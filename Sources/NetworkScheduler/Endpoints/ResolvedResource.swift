@@ -27,7 +27,7 @@ struct ResolvedResource<Model: Sendable>: Sendable {
     func model(from payload: TransportResponse, idempotencyKey: String?, sharing decodes: SharedDecodes?) throws(ServiceError) -> Model {
         let head = payload.head
         guard acceptableStatusCodes.contains(head.statusCode) else {
-            let error = ServiceError.ServerResponse(statusCode: head.statusCode, body: payload.data, headers: head.lowercasedHeaders)
+            let error = ServiceError.ServerResponse(statusCode: head.statusCode, body: payload.data, headers: head.headerFields)
             switch (head.statusCode, idempotencyKey) {
             case (409, .some): throw .idempotencyKeyInUse(error)
             case (422, .some): throw .idempotencyKeyMismatch(error)
@@ -166,7 +166,7 @@ final class Submission: Sendable, Equatable {
     /// caller's `context` fields (on its client's origin).
     /// An adapter's request carries the identity the adapter states now, or `identity` when
     /// given: a request built again for its call (after a token refresh) is for the same user.
-    func prepare(context: [(name: String, value: String)] = [],
+    func prepare(context: HeaderFields = [:],
                  identity: RequestAdapter.StatedIdentity? = nil) throws(ServiceError) -> PreparedRequest {
         let request: PreparedRequest = switch source {
         case .recipe(let recipe): try recipe.prepare(context: context)

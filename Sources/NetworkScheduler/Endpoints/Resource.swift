@@ -28,7 +28,7 @@ public struct Resource<Model: Sendable>: Sendable {
     /// Query items appended to the URL.
     public var query: [URLQueryItem]
     /// Headers of this endpoint; they override the client's.
-    public var headers: [String: String]
+    public var headers: HeaderFields
     /// The body, for POST, PUT and PATCH.
     public var body: EndpointBody?
     /// The statuses that count as success; any other becomes ``ServiceError/server(_:)``.
@@ -86,7 +86,7 @@ public struct Resource<Model: Sendable>: Sendable {
         _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
@@ -137,8 +137,8 @@ public struct Resource<Model: Sendable>: Sendable {
     ///     request ends its caller with ``ServiceError/invalidRequest(reason:)``.
     ///   - decoding: how the response becomes the model.
     public init(_ urlRequest: URLRequest, decoding: ResponseDecoding<Model>) {
-        let headers = urlRequest.allHTTPHeaderFields ?? [:]
-        let contentType = headers.first { $0.key.lowercased() == "content-type" }?.value
+        let headers = HeaderFields(urlRequest.allHTTPHeaderFields ?? [:])
+        let contentType = headers["Content-Type"]
         let body: EndpointBody? = if let data = urlRequest.httpBody {
             .data(data, contentType: contentType ?? "application/octet-stream")
         } else if urlRequest.httpBodyStream != nil {
@@ -273,7 +273,7 @@ extension Resource where Model: Decodable {
         _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
@@ -303,7 +303,7 @@ extension Resource where Model == Void {
         _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
@@ -332,7 +332,7 @@ extension Resource where Model == Data {
         _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
@@ -361,7 +361,7 @@ extension Resource where Model == String {
         _ method: HTTPVerb = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         body: EndpointBody? = nil,
         acceptableStatusCodes: Range<Int> = 200..<300,
         timeout: TimeInterval? = nil,
@@ -398,7 +398,7 @@ extension Resource where Model == URL {
     public static func download(
         _ path: String,
         query: [URLQueryItem] = [],
-        headers: [String: String] = [:],
+        headers: HeaderFields = [:],
         to destination: URL,
         maximumSize: Int? = nil,
         timeout: TimeInterval? = nil

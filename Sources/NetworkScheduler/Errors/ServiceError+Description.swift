@@ -65,7 +65,7 @@ extension ServiceError.ServerResponse: CustomStringConvertible, CustomDebugStrin
         var text = "\(statusCode)"
         if let message { text += " \"\(message)\"" }
         text += ", \(body.count)-byte body"
-        if !headers.isEmpty { text += ", headers: \(headers.keys.sorted().joined(separator: ", "))" }
+        if !headers.isEmpty { text += ", headers: \(headers.names.sorted().joined(separator: ", "))" }
         return text
     }
 
@@ -75,12 +75,12 @@ extension ServiceError.ServerResponse: CustomStringConvertible, CustomDebugStrin
     /// The same as ``description``, for `dump` and the debugger.
     public var customMirror: Mirror {
         Mirror(self, children: ["statusCode": statusCode, "message": message as Any, "bodySize": body.count,
-                                "headerNames": headers.keys.sorted()])
+                                "headerNames": headers.names.sorted()])
     }
 
     /// Everything, header values and body included: for a debugging session only.
     public var unredactedDescription: String {
-        let headerText = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+        let headerText = headers.map { "\($0.name): \($0.value)" }.joined(separator: "; ")
         return "\(statusCode), headers: [\(headerText)], body: \(String(decoding: body, as: UTF8.self))"
     }
 }

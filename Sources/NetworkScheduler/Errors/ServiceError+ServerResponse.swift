@@ -10,8 +10,8 @@ extension ServiceError {
         public let message: String?
         /// The raw body, as received.
         public let body: Data
-        /// The response headers, with lower-cased names.
-        public let headers: [String: String]
+        /// The response's header fields, looked up whatever the case of a name.
+        public let headers: HeaderFields
 
         /// A server error with every detail given.
         ///
@@ -19,15 +19,15 @@ extension ServiceError {
         ///   - statusCode: the status.
         ///   - message: the server's own message, if its body had one.
         ///   - body: the raw body.
-        ///   - headers: the response's headers, names in lowercase.
-        public init(statusCode: Int, message: String? = nil, body: Data = Data(), headers: [String: String] = [:]) {
+        ///   - headers: the response's header fields.
+        public init(statusCode: Int, message: String? = nil, body: Data = Data(), headers: HeaderFields = [:]) {
             self.statusCode = statusCode
             self.message = message
             self.body = body
             self.headers = headers
         }
 
-        init(statusCode: Int, body: Data, headers: [String: String]) {
+        init(statusCode: Int, body: Data, headers: HeaderFields) {
             self.init(statusCode: statusCode, message: Self.message(in: body), body: body, headers: headers)
         }
 

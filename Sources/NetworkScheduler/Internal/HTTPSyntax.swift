@@ -13,7 +13,7 @@ enum HTTPSyntax {
 
     /// Throws `.invalidRequest`, naming the header but never its value, unless every name is a
     /// token and every value a field value.
-    static func checkHeaders(_ headers: [String: String]) throws(ServiceError) {
+    static func checkHeaders(_ headers: HeaderFields) throws(ServiceError) {
         for (name, value) in headers {
             guard isToken(name) else {
                 throw .invalidRequest(reason: "a header name is not an HTTP token (RFC 9110 §5.1)")

@@ -8,7 +8,8 @@ import Foundation
 /// - The request is the one that goes on the wire: the client's default headers, token and
 ///   context fields are in it; the transports keep no cookie store of their own, so a cookie is
 ///   a `Cookie` header, which counts.
-/// - Every header counts, whatever its case and order, but those of a short list that never
+/// - Every header counts, whatever its case and the order of different names (a repeated
+///   name's values in their order, as the wire has them), but those of a short list that never
 ///   tells users apart nor changes the answer
 ///   (``RequestScheduler/Configuration-swift.struct/headersIgnoredByDeduplication``: tracing and
 ///   request IDs, `User-Agent`); a credential header
@@ -42,7 +43,7 @@ struct RequestIdentity: Sendable {
     init?(_ request: PreparedRequest, ignoring ignored: HeaderNames) {
         guard request.adaptation?.identity != .unstated, let url = request.urlString,
               let body = request.bodyIdentity else { return nil }
-        self.init(method: request.method, url: url, headers: request.fields, ignored: ignored, body: body,
+        self.init(method: request.method, url: url, headers: request.headerFields, ignored: ignored, body: body,
                   adaptation: request.adaptation)
     }
 
@@ -55,15 +56,7 @@ struct RequestIdentity: Sendable {
         hasher.combine(url)
         hasher.combine(body)
         hasher.combine(adaptation)
-        // Summed, so that the order of a dictionary's headers does not matter.
-        var headersHash = 0
-        for (name, value) in headers.dictionary where !ignored.contains(name) {
-            var header = Hasher()
-            for byte in name.utf8 { header.combine(HeaderFields.foldedCase(byte)) }
-            header.combine(value)
-            headersHash &+= header.finalize()
-        }
-        hasher.combine(headersHash)
+        hasher.combine(headers.orderlessHash(ignoring: ignored.contains))
         hash = hasher.finalize()
     }
 
@@ -75,23 +68,20 @@ struct RequestIdentity: Sendable {
     }
 
     private func sameHeaders(as other: RequestIdentity) -> Bool {
-        var counted = 0
-        for (name, value) in headers.dictionary where !ignored.contains(name) {
-            guard other.headers[name] == value else { return false }
-            counted += 1
-        }
-        return counted == other.headers.dictionary.keys.count { !ignored.contains($0) }
+        headers.isSame(as: other.headers, ignoring: ignored.contains)
     }
 
     /// Who asked, as text a cache can keep: the counted headers as lines `name:value`, sorted
-    /// by lowercased name, and the identity the adapter stated; nil when there is none of it.
+    /// by lowercased name (a repeated name's values in their order), and the identity the
+    /// adapter stated; nil when there is none of it.
     /// (The adapter itself lives only as long as its process, so a stored answer is kept by the
     /// identity it stated.)
     var whoAsked: String? {
-        var lines = headers.dictionary.compactMap { name, value in
-            ignored.contains(name) ? nil : name.lowercased() + ":" + value
+        var lines = headers.enumerated().compactMap { place, field in
+            ignored.contains(field.name) ? nil : (name: field.name.lowercased(), place: place, value: field.value)
         }
-        lines.sort()
+        .sorted { ($0.name, $0.place) < ($1.name, $1.place) }
+        .map { $0.name + ":" + $0.value }
         if case .stated(let identity)? = adaptation?.identity { lines.append("\u{0}adapted for:" + identity) }
         return lines.isEmpty ? nil : lines.joined(separator: "\n")
     }

@@ -61,7 +61,7 @@ public final class RequestHandle: @unchecked Sendable {
     let submission: Submission
     /// The fields that carry its context to its server, read as it was sent
     /// (``ContextPropagation``).
-    let contextFields: [(name: String, value: String)]
+    let contextFields: HeaderFields
     /// The group that lists this caller until it ends; weak, so that releasing a group still
     /// cancels it.
     weak let group: RequestGroup?
@@ -134,7 +134,7 @@ public final class RequestHandle: @unchecked Sendable {
         submission: Submission,
         group: RequestGroup?,
         callbacks: CallbackQueue?,
-        contextFields: [(name: String, value: String)] = [],
+        contextFields: HeaderFields = [:],
         deliver: @escaping @Sendable (CallResult, RequestHandle) -> RequestHandle.Outcome?
     ) {
         self.id = id

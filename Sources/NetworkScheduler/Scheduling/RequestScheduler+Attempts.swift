@@ -78,7 +78,7 @@ extension RequestScheduler {
         switch outcome {
         case .success(let payload):
             .server(ServiceError.ServerResponse(statusCode: payload.statusCode, body: payload.data,
-                                        headers: payload.head.lowercasedHeaders))
+                                        headers: payload.head.headerFields))
         case .failure(let error):
             error
         }
@@ -90,9 +90,10 @@ extension SchedulerMachine.TokenRefresh {
     /// context fields (``ContextPropagation``) and the adapter's identity it was sent with (a
     /// user switched in meanwhile fails the replay's adapter check instead of taking the call).
     func rebuiltRequest() throws(ServiceError) -> PreparedRequest {
-        let context = (submission.contextPropagation?.fieldNames ?? []).compactMap { name in
-            request.header(name).map { (name: name, value: $0) }
-        }
+        let names = submission.contextPropagation?.fieldNames ?? []
+        let context = HeaderFields(request.headerFields.filter { field in
+            names.contains { HeaderFields.isSameName($0, field.name) }
+        })
         var rebuilt = try submission.prepare(context: context, identity: request.adaptation?.identity)
         if let key = request.header("idempotency-key") { rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
         return rebuilt

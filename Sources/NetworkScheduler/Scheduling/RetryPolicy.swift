@@ -160,9 +160,7 @@ public struct RetryPolicy: Sendable, Equatable {
     ) -> TimeInterval? {
         let response = error.serverResponse
         let retryAfter = response.flatMap { response in
-            Self.retryAfter(status: response.statusCode, now: now) {
-                response.headers.first { $0.key.caseInsensitiveCompare("Retry-After") == .orderedSame }?.value
-            }
+            Self.retryAfter(status: response.statusCode, now: now) { response.headers["Retry-After"] }
         }
         return retry(before: tries, method: method, isKeyed: isKeyed, after: .failure(error), retryAfter: retryAfter)?
             .delay(jitter: jitter)

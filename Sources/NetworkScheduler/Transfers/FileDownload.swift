@@ -72,7 +72,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
 
     /// The headers that ask for the rest of what an earlier attempt left, if the server named
     /// its version; none to ask for the whole body.
-    func resumeHeaders() -> [String: String] {
+    func resumeHeaders() -> HeaderFields {
         guard let validator = try? String(contentsOf: version, encoding: .utf8), !validator.isEmpty,
               let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? NSNumber)?.int64Value,
               size > 0 else { return [:] }
@@ -134,7 +134,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         progress(.received(length, of: expected))
     }
 
-    func nextSegment(size: Int64) -> [String: String]? {
+    func nextSegment(size: Int64) -> HeaderFields? {
         state.withLock { state in
             if state.isAccepted {
                 // A whole body (200), a body whose end is known and reached, or one that cannot
@@ -144,7 +144,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
                 state.offset = state.length
                 state.isAccepted = false
             }
-            var headers = ["Range": "bytes=\(state.offset)-\(state.offset + size - 1)"]
+            var headers: HeaderFields = ["Range": "bytes=\(state.offset)-\(state.offset + size - 1)"]
             // The first segment of a new download has no version to name: whatever comes is its.
             if state.offset > 0, let validator = state.validator { headers["If-Range"] = validator }
             return headers

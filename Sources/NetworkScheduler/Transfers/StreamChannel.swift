@@ -299,7 +299,7 @@ protocol StreamIntake: AnyObject, Sendable {
 /// A connection's sink, with the headers that connection must send.
 protocol StreamSinking: ResponseBodySink {
     /// What the connection asks for besides the request (`Last-Event-ID`).
-    var headers: [String: String] { get }
+    var headers: HeaderFields { get }
     /// Whether it took a response's body.
     var isAccepted: Bool { get }
     /// The body ended whole.
@@ -312,10 +312,10 @@ final class StreamSink<Element: Sendable>: StreamSinking, @unchecked Sendable {
     private let channel: StreamChannel<Element>
     private let accepted = Locked(false)
     private let connection: Int
-    let headers: [String: String]
+    let headers: HeaderFields
     private let progress: @Sendable (Int) -> Void
 
-    init(channel: StreamChannel<Element>, connection: Int, headers: [String: String], progress: @escaping @Sendable (Int) -> Void) {
+    init(channel: StreamChannel<Element>, connection: Int, headers: HeaderFields, progress: @escaping @Sendable (Int) -> Void) {
         self.channel = channel
         self.connection = connection
         self.headers = headers

@@ -15,7 +15,7 @@ protocol StreamDecoder<Element>: Sendable {
 
     /// A new connection starts: drops a partial element, and returns the headers that ask
     /// for the rest.
-    mutating func startConnection() -> [String: String]
+    mutating func startConnection() -> HeaderFields
 
     /// Whether a response of `head` carries elements of this kind (an event stream checks its
     /// content type).
@@ -29,7 +29,7 @@ protocol StreamDecoder<Element>: Sendable {
 }
 
 extension StreamDecoder {
-    mutating func startConnection() -> [String: String] { [:] }
+    mutating func startConnection() -> HeaderFields { [:] }
     func accepts(_ head: ResponseHead) -> Bool { true }
     var reconnectionDelay: TimeInterval? { nil }
 }
@@ -62,7 +62,7 @@ struct LineDecoder: StreamDecoder {
         if let last = lines.rest() { elements.append(String(last)) }
     }
 
-    mutating func startConnection() -> [String: String] {
+    mutating func startConnection() -> HeaderFields {
         lines.reset()
         return [:]
     }
@@ -95,7 +95,7 @@ struct EventDecoder: StreamDecoder {
 
     mutating func finish(into elements: inout [ServerSentEvent]) {}
 
-    mutating func startConnection() -> [String: String] {
+    mutating func startConnection() -> HeaderFields {
         lines.reset()
         parser.dropPartialEvent()
         isFirstLine = true

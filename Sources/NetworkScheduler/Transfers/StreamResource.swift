@@ -32,7 +32,7 @@ public struct StreamResource<Element: Sendable>: Sendable {
     }
 
     /// The request of a stream: its answer's body is read by the stream, not decoded.
-    static func request(_ method: HTTPVerb, _ path: String, query: [URLQueryItem], headers: [String: String],
+    static func request(_ method: HTTPVerb, _ path: String, query: [URLQueryItem], headers: HeaderFields,
                         body: EndpointBody?, timeout: TimeInterval?) -> Resource<Void> {
         Resource(method, path: path, query: query, headers: headers, body: body, timeout: timeout,
                  deduplication: .disabled, decoding: ResponseDecoding(decode: { _, _ in () }, identity: nil))
@@ -62,7 +62,7 @@ extension StreamResource where Element == Data {
     ///   - body: the body, for POST, PUT and PATCH.
     ///   - timeout: the most seconds without a byte arriving or being read; nil uses the client's.
     public static func chunks(_ path: String, method: HTTPVerb = .get, query: [URLQueryItem] = [],
-                              headers: [String: String] = [:], body: EndpointBody? = nil,
+                              headers: HeaderFields = [:], body: EndpointBody? = nil,
                               timeout: TimeInterval? = nil) -> Self {
         StreamResource(request: request(method, path, query: query, headers: headers, body: body, timeout: timeout)) {
             ChunkDecoder()
@@ -87,7 +87,7 @@ extension StreamResource where Element == String {
     ///   - timeout: the most seconds without a byte arriving or being read; nil uses the client's.
     ///   - maximumLineLength: the most bytes in one line; 1 MiB by default.
     public static func lines(_ path: String, method: HTTPVerb = .get, query: [URLQueryItem] = [],
-                             headers: [String: String] = [:], body: EndpointBody? = nil,
+                             headers: HeaderFields = [:], body: EndpointBody? = nil,
                              timeout: TimeInterval? = nil, maximumLineLength: Int = 1 << 20) -> Self {
         StreamResource(request: request(method, path, query: query, headers: headers, body: body, timeout: timeout)) {
             LineDecoder(maximumLineLength: maximumLineLength)
@@ -113,11 +113,11 @@ extension StreamResource where Element == ServerSentEvent {
     ///   - reconnectionDelay: seconds before reconnecting when the server sent no `retry`.
     ///   - maximumReconnections: reconnections in a row without an event before failing.
     ///   - maximumEventSize: the most bytes in one line, and in one event's data; 1 MiB by default.
-    public static func events(_ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:],
+    public static func events(_ path: String, query: [URLQueryItem] = [], headers: HeaderFields = [:],
                               timeout: TimeInterval? = nil, reconnectionDelay: TimeInterval = 3,
                               maximumReconnections: Int = 5, maximumEventSize: Int = 1 << 20) -> Self {
         var headers = headers
-        if !headers.keys.contains(where: { $0.lowercased() == "accept" }) { headers["Accept"] = "text/event-stream" }
+        if headers["Accept"] == nil { headers["Accept"] = "text/event-stream" }
         let reconnection = StreamReconnection(delay: max(0, reconnectionDelay), maximumInARow: max(0, maximumReconnections))
         return StreamResource(request: request(.get, path, query: query, headers: headers, body: nil, timeout: timeout),
                               reconnection: reconnection) {

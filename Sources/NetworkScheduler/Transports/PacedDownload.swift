@@ -12,7 +12,7 @@ protocol SegmentedSink: ResponseBodySink {
     /// The headers that ask for the next part, of `size` bytes at most, once what was written
     /// is all written; nil when the body is whole, or when it cannot be asked for again by the
     /// version the server named. The first is asked for before any head.
-    func nextSegment(size: Int64) -> [String: String]?
+    func nextSegment(size: Int64) -> HeaderFields?
 }
 
 /// A download over a FoundationNetworking session, with its memory bounded.
@@ -72,7 +72,7 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         send(sink.nextSegment(size: segment) ?? [:])
     }
 
-    private func send(_ headers: [String: String]) {
+    private func send(_ headers: HeaderFields) {
         var urlRequest = URLSessionTransport.prepared(request.urlRequest)
         // The part asked for now, whatever an earlier attempt's resume asked for.
         for name in ["Range", "If-Range"] { urlRequest.setValue(headers[name], forHTTPHeaderField: name) }

@@ -7,9 +7,8 @@ import FoundationNetworking
 ///
 /// A transport over URLSession hands over the `HTTPURLResponse` it already has; another
 /// transport hands over the status and the fields as it read them, in order, and the URL as
-/// text: the `URL`, a dictionary of the fields and the Foundation type are made only if a
-/// caller asks for them (on Linux making them costs more than the scheduler's own work for a
-/// request).
+/// text: the `URL` and the Foundation type are made only if a caller asks for them (on Linux
+/// making them costs more than the scheduler's own work for a request).
 public struct ResponseHead: Sendable, Equatable {
     /// The status code.
     public let statusCode: Int
@@ -23,10 +22,8 @@ public struct ResponseHead: Sendable, Equatable {
 
     private enum Fields: Sendable {
         case foundation(HTTPURLResponse)
-        /// The header fields, a repeated name's values joined with ", ", and the HTTP version.
-        case plain([String: String], version: String)
-        /// The header fields in the order they came, a repeated name once per value.
-        case list([(name: String, value: String)], version: String)
+        /// The header fields as they came, and the HTTP version.
+        case read(HeaderFields, version: String)
     }
 
     /// The head of a response URLSession read.
@@ -43,26 +40,26 @@ public struct ResponseHead: Sendable, Equatable {
     /// - Parameters:
     ///   - url: the URL that answered.
     ///   - statusCode: the status code.
-    ///   - headerFields: the header fields, a repeated name's values joined with ", ".
+    ///   - headerFields: the header fields in the order they came, a repeated name once per value.
     ///   - httpVersion: the version of HTTP, such as `"HTTP/1.1"`.
-    public init(url: URL, statusCode: Int, headerFields: [String: String], httpVersion: String = "HTTP/1.1") {
+    public init(url: URL, statusCode: Int, headerFields: HeaderFields, httpVersion: String = "HTTP/1.1") {
         location = .url(url)
         self.statusCode = statusCode
-        fields = .plain(headerFields, version: httpVersion)
+        fields = .read(headerFields, version: httpVersion)
     }
 
-    /// The head of a response read by another transport, as it read it: nothing is copied
-    /// into a dictionary or parsed until asked for.
+    /// The head of a response read by another transport, with its URL as it read it: the
+    /// `URL` is parsed only if asked for.
     ///
     /// - Parameters:
     ///   - url: the absolute URL that answered, as text.
     ///   - statusCode: the status code.
-    ///   - fields: the header fields in the order they came, a repeated name once per value.
+    ///   - headerFields: the header fields in the order they came, a repeated name once per value.
     ///   - httpVersion: the version of HTTP, such as `"HTTP/1.1"`.
-    public init(url: String, statusCode: Int, fields: [(name: String, value: String)], httpVersion: String = "HTTP/1.1") {
+    public init(url: String, statusCode: Int, headerFields: HeaderFields, httpVersion: String = "HTTP/1.1") {
         location = .text(url)
         self.statusCode = statusCode
-        self.fields = .list(fields, version: httpVersion)
+        fields = .read(headerFields, version: httpVersion)
     }
 
     /// The URL that answered: the last one, after redirects.
@@ -79,51 +76,23 @@ public struct ResponseHead: Sendable, Equatable {
     /// - Parameter name: the field's name.
     public func value(forHTTPHeaderField name: String) -> String? {
         switch fields {
-        case .foundation(let response):
-            return response.value(forHTTPHeaderField: name)
-        case .plain(let headers, _):
-            return headers.first { HeaderFields.isSameName($0.key, name) }?.value
-        case .list(let list, _):
-            var found: String?
-            for field in list where HeaderFields.isSameName(field.name, name) {
-                found = found.map { "\($0), \(field.value)" } ?? field.value
-            }
-            return found
+        case .foundation(let response): response.value(forHTTPHeaderField: name)
+        case .read(let fields, _): fields[name]
         }
     }
 
     /// Every header field: in the order they came, a repeated name once per value, when its
-    /// transport read them so; a repeated name's values joined with ", " when it gave a
-    /// dictionary (URLSession's `HTTPURLResponse` among them), in no set order.
-    public var headerFields: [(name: String, value: String)] {
+    /// transport read them so; from URLSession's `HTTPURLResponse`, which joins a repeated
+    /// name's values with ", ", ordered by name.
+    public var headerFields: HeaderFields {
         switch fields {
         case .foundation(let response):
-            return response.allHeaderFields.compactMap { field in
-                guard let name = field.key as? String, let value = field.value as? String else { return nil }
-                return (name, value)
-            }
-        case .plain(let headers, _):
-            return headers.map { ($0.key, $0.value) }
-        case .list(let list, _):
-            return list
+            var dictionary: [String: String] = [:]
+            for case let (name as String, value as String) in response.allHeaderFields { dictionary[name] = value }
+            return HeaderFields(dictionary)
+        case .read(let fields, _):
+            return fields
         }
-    }
-
-    /// Every header field, by its name in lower case.
-    var lowercasedHeaders: [String: String] {
-        var headers: [String: String] = [:]
-        switch fields {
-        case .foundation(let response):
-            for case let (name as String, value as String) in response.allHeaderFields { headers[name.lowercased()] = value }
-        case .plain(let fields, _):
-            for (name, value) in fields { headers[name.lowercased()] = value }
-        case .list(let list, _):
-            for (name, value) in list {
-                let name = name.lowercased()
-                headers[name] = headers[name].map { "\($0), \(value)" } ?? value
-            }
-        }
-        return headers
     }
 
     /// The `charset` its `Content-Type` names, if any.
@@ -140,32 +109,28 @@ public struct ResponseHead: Sendable, Equatable {
 
     /// The head as Foundation's type, built on each call when the transport gave none.
     public var httpResponse: HTTPURLResponse {
-        let headers: [String: String]
-        let version: String
         switch fields {
         case .foundation(let response):
             return response
-        case .plain(let plain, let plainVersion):
-            (headers, version) = (plain, plainVersion)
-        case .list(let list, let listVersion):
-            var joined: [String: String] = [:]
-            for (name, value) in list {
-                let spelling = joined.keys.first { HeaderFields.isSameName($0, name) } ?? name
-                joined[spelling] = joined[spelling].map { "\($0), \(value)" } ?? value
-            }
-            (headers, version) = (joined, listVersion)
+        case .read(let fields, let version):
+            let headers = fields.dictionary
+            // FoundationNetworking makes one for any status (0, 5,000 and -1 tried); should
+            // another Foundation refuse one, the caller still gets a response, as a 500.
+            return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: version, headerFields: headers)
+                ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: headers)!
         }
-        // FoundationNetworking makes one for any status (0, 5,000 and -1 tried); should
-        // another Foundation refuse one, the caller still gets a response, as a 500.
-        return HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: version, headerFields: headers)
-            ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: headers)!
     }
 }
 
 extension ResponseHead {
     /// Whether both have the same URL, status and fields (names compared whatever their
-    /// case), whichever transport read them.
+    /// case), whichever transport read them: a repeated name's values are compared joined, as
+    /// URLSession gives them.
     public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
-        lhs.url == rhs.url && lhs.statusCode == rhs.statusCode && lhs.lowercasedHeaders == rhs.lowercasedHeaders
+        lhs.url == rhs.url && lhs.statusCode == rhs.statusCode && lhs.joinedFields == rhs.joinedFields
+    }
+
+    private var joinedFields: [String: String] {
+        Dictionary(headerFields.dictionary.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
     }
 }

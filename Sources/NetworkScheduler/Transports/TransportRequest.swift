@@ -64,8 +64,9 @@ public struct TransportRequest: Sendable {
     /// The absolute URL, made on each read.
     public var url: URL? { prepared.url }
 
-    /// The header fields, each name as the request spells it.
-    public var headerFields: [String: String] { prepared.headerFields }
+    /// The header fields, each name as the request spells it, in the order the request has
+    /// them (a request a caller built as a `URLRequest`: ordered by name).
+    public var headerFields: HeaderFields { prepared.headerFields }
 
     /// The value of the header field `name`, whatever its case, or nil.
     ///

@@ -61,7 +61,7 @@ final class ChaosTransport: HTTPTransport {
     /// it has one: a download's file, a stream's reader).
     private func result(of fault: Fault, for request: TransportRequest) -> Result<TransportResponse, any Error> {
         let url = request.urlRequest.url!
-        let (status, headers, body): (Int, [String: String], Data)
+        let (status, headers, body): (Int, HeaderFields, Data)
         switch fault {
         case .error(let code): return .failure(URLError(code))
         case .status(let code, let retryAfter):
@@ -86,7 +86,7 @@ final class ChaosTransport: HTTPTransport {
     }
 
     /// A good answer, by path.
-    private static func answer(to request: URLRequest) -> (Int, [String: String], Data) {
+    private static func answer(to request: URLRequest) -> (Int, HeaderFields, Data) {
         let path = request.url?.path ?? ""
         if path.hasSuffix("/export") {
             return (200, ["ETag": "\"v1\""], Data(repeating: 7, count: 16 * 1_024))

@@ -346,8 +346,8 @@ final class FlappingNetwork: ConnectivityMonitor {
 struct CallerTrace: ContextPropagation {
     var fieldNames: Set<String> { ["traceparent"] }
 
-    func fields(for caller: RequestEvent.Caller) -> [(name: String, value: String)] {
+    func fields(for caller: RequestEvent.Caller) -> HeaderFields {
         let id = String(caller.id.description.dropFirst())
-        return [("traceparent", "00-\(String(repeating: "0", count: max(0, 32 - id.count)))\(id)-00000000000000aa-01")]
+        return ["traceparent": "00-\(String(repeating: "0", count: max(0, 32 - id.count)))\(id)-00000000000000aa-01"]
     }
 }

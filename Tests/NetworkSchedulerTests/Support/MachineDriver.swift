@@ -176,7 +176,7 @@ struct MachineDriver {
     }
 
     /// The attempt of task `name` ended with `status` (and `headers`), or with `error`.
-    mutating func end(_ task: String, status: Int = 200, headers: [String: String] = [:], error: ServiceError? = nil) {
+    mutating func end(_ task: String, status: Int = 200, headers: HeaderFields = [:], error: ServiceError? = nil) {
         let start = starts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
@@ -343,9 +343,9 @@ struct MachineDriver {
                    authenticator: authenticator, lane: lane)
     }
 
-    static func response(status: Int, headers: [String: String] = [:]) -> TransportResponse {
+    static func response(status: Int, headers: HeaderFields = [:]) -> TransportResponse {
         let url = URL(string: "https://api.test/")!
         return TransportResponse(data: Data(), response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1",
-                                                                          headerFields: headers)!)
+                                                                          headerFields: headers.dictionary)!)
     }
 }

@@ -59,12 +59,12 @@ final class StubURLProtocol: URLProtocol {
         }
         switch handler(request, Self.body(of: request)) {
         case let .respond(status, body, headers):
-            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
             client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             client?.urlProtocol(self, didLoad: body)
             client?.urlProtocolDidFinishLoading(self)
         case let .streams(status, headers, chunks, then):
-            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
             client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
             for chunk in chunks { client?.urlProtocol(self, didLoad: chunk) }
             if then == nil { client?.urlProtocolDidFinishLoading(self) }

@@ -81,7 +81,7 @@ extension CacheCase {
             server.play(step)
             let seenBefore = server.seen.count
             var resource = Resource<Data>(HTTPVerb(rawValue: step.method), path: step.path ?? id,
-                                          headers: Dictionary(step.requestFields, uniquingKeysWith: { "\($0), \($1)" }),
+                                          headers: HeaderFields(step.requestFields.map { (name: $0.0, value: $0.1) }),
                                           body: step.method == "GET" || step.method == "HEAD" ? nil : .data(Data("abc".utf8)),
                                           acceptableStatusCodes: 100..<600)
             resource = resource.caching(step.policy)

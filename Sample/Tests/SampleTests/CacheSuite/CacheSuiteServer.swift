@@ -48,7 +48,7 @@ final class CacheSuiteServer: Sendable {
                 var fields: [String: String] = [:]
                 for (name, value) in request.allHTTPHeaderFields ?? [:] { fields[name.lowercased()] = value }
                 guard let answer = server.answer(fields) else { return .lostConnection }
-                return .respond(status: answer.status, body: answer.body, headers: answer.fields ?? [:])
+                return .respond(status: answer.status, body: answer.body, headers: HeaderFields(answer.fields ?? [:]))
             }
             return Endpoint(server: server, transport: stub, baseURL: URL(string: "https://cache.test")!, stop: {})
         }
