@@ -9,7 +9,7 @@ import NetworkSchedulerTesting
 /// The scheduler makes an attempt's operation outside its lock: what the machine decides for
 /// that attempt meanwhile must reach the operation, and nothing must stay once it ended.
 @Suite struct AttemptOperationsTests {
-    private static let attempt = AttemptID(call: CallID(slot: SlotID(index: 0, generation: 0)), serial: 1)
+    private static let attempt = AttemptID(call: CallID(slot: SlotID(index: 0, generation: 0), number: 1), serial: 1)
 
     private static func operation() -> DataTaskOperation {
         DataTaskOperation(request: URLRequest(url: URL(string: "https://api.test/a")!), transport: StubTransport()) { _ in }

@@ -25,7 +25,7 @@ extension RequestScheduler {
                                      submission: start.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         // The verdict is on what the server did; the callers get what the cache makes of it.
-        let answer = cacheAnswer(to: start.request, ofCall: start.callNumber, outcome, requested: requested, isFinal: verdict.retry == nil)
+        let answer = cacheAnswer(to: start.request, ofCall: start.id.call.number, outcome, requested: requested, isFinal: verdict.retry == nil)
         let now = clock.uptimeNanoseconds
         feed(ending: start.id) { $0.attemptEnded(start.id, with: answer, verdict: verdict, now: now) }
     }
@@ -36,7 +36,7 @@ extension RequestScheduler {
         let now = clock.uptimeNanoseconds
         let handles = feed { machine in (machine.attemptProgressed(start.id, to: progress, now: now), Machine.Actions()) }
         for handle in handles { handle.progressed(progress) }
-        record(.progressed(Self.eventCall(start.request, number: start.callNumber, callers: Self.ids(of: handles)), progress))
+        record(.progressed(Self.eventCall(start.request, number: start.id.call.number, callers: Self.ids(of: handles)), progress))
     }
 
     /// The machine ended an attempt at its deadline: read that timeout as any attempt's result,
@@ -48,7 +48,7 @@ extension RequestScheduler {
                                      submission: expiry.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let answer = verdict.retry == nil && expiry.request.cache != nil
-            ? cacheAnswer(to: expiry.request, ofCall: expiry.callNumber, .failure(error), requested: nil, isFinal: true) : nil
+            ? cacheAnswer(to: expiry.request, ofCall: expiry.id.call.number, .failure(error), requested: nil, isFinal: true) : nil
         let now = clock.uptimeNanoseconds
         feed { $0.expiryJudged(expiry.id, as: error, verdict, answer: answer, now: now) }
     }

@@ -36,18 +36,18 @@ extension RequestScheduler {
         for refresh in unlocked.refreshes { refreshToken(refresh) }
         for expiry in unlocked.expiries { judge(expiry) }
         for kept in unlocked.kept {
-            record(.outcomeKept(Self.eventCall(kept.request, number: kept.callNumber, callers: []), kept.outcome.map(\.statusCode)))
+            record(.outcomeKept(Self.eventCall(kept.request, number: kept.call.number, callers: []), kept.outcome.map(\.statusCode)))
         }
     }
 
     /// The retries, promotions and host changes an event decided, for the monitors.
     private func tellMonitors(_ unlocked: Machine.Actions.Unlocked) {
         for retry in unlocked.retries {
-            record(.retried(Self.eventCall(retry.request, number: retry.callNumber, callers: Self.ids(of: retry.callers)),
+            record(.retried(Self.eventCall(retry.request, number: retry.call.number, callers: Self.ids(of: retry.callers)),
                             attempt: retry.attempt, after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
         for promotion in unlocked.promotions {
-            record(.promoted(Self.eventCall(promotion.request, number: promotion.callNumber, callers: Self.ids(of: promotion.callers)),
+            record(.promoted(Self.eventCall(promotion.request, number: promotion.call.number, callers: Self.ids(of: promotion.callers)),
                              from: promotion.from, to: promotion.to))
         }
         if unlocked.healthChanges.count > 0 {
@@ -83,7 +83,7 @@ extension RequestScheduler {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable () -> Void)?
         if !configuration.eventMonitors.isEmpty {
-            onStart = { [self, waitingSince = start.waitingSince, request = start.request, number = start.callNumber,
+            onStart = { [self, waitingSince = start.waitingSince, request = start.request, number = start.id.call.number,
                          callers = Self.ids(of: start.callers)] in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = clock.uptimeNanoseconds

@@ -347,7 +347,7 @@ public final class RequestScheduler: Sendable {
                                                            now: now)
                 handle.callerID = id
             }
-            if isMonitored, let call = attachment.call { handle.attached(toCall: machine.number(of: call)) }
+            if isMonitored, let call = attachment.call { handle.attached(toCall: call.number) }
             return (attachment, actions)
         }
     }

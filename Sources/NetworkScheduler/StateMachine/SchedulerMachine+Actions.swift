@@ -4,8 +4,6 @@ extension SchedulerMachine {
     /// it by its ID from then on (to cancel it, or give it a new priority), and never holds it.
     struct AttemptStart {
         let id: AttemptID
-        /// Its call's number, which names the call in events.
-        let callNumber: Int
         let request: PreparedRequest
         let submission: Submission
         /// The uptime since which its call waited in its line.
@@ -26,7 +24,6 @@ extension SchedulerMachine {
     /// ``SchedulerMachine/expiryJudged(_:_:now:)``.
     struct Expiry {
         let id: AttemptID
-        let callNumber: Int
         let request: PreparedRequest
         let submission: Submission
         let attemptNumber: Int
@@ -50,7 +47,6 @@ extension SchedulerMachine {
     /// A call that will be tried again, for the event monitors.
     struct Retry {
         let call: CallID
-        let callNumber: Int
         let request: PreparedRequest
         let attempt: Int
         let delay: Seconds
@@ -82,7 +78,6 @@ extension SchedulerMachine {
     /// rose from and to.
     struct Promotion {
         let call: CallID
-        let callNumber: Int
         let request: PreparedRequest
         let from: RequestPriority
         let to: RequestPriority
@@ -93,7 +88,7 @@ extension SchedulerMachine {
     /// A keyed call that ran on after its callers left, with its outcome, which is kept for
     /// identical requests.
     struct KeptOutcome: Equatable {
-        let callNumber: Int
+        let call: CallID
         let request: PreparedRequest
         let outcome: Result<TransportResponse, ServiceError>
     }
@@ -150,16 +145,17 @@ extension SchedulerMachine {
 }
 
 extension SchedulerMachine {
+    /// The ID of the call kept at `slot`.
+    func id(ofCallAt slot: SlotID) -> CallID {
+        CallID(slot: slot, number: calls[slot].number)
+    }
+
     /// The callers of `call`, for an action that names them, when the machine names them.
     func namedCallers(of call: CallID) -> [CallerHandle] {
         guard namesCallers else { return [] }
         return calls[call.slot].callers.map { callers[$0.slot].handle }
     }
 
-    /// The number of `call`, which names it in events.
-    func number(of call: CallID) -> Int {
-        calls[call.slot].number
-    }
 }
 
 extension SchedulerMachine.AttemptStart: Equatable where CallerHandle: Equatable {}

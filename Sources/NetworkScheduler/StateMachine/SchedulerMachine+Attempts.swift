@@ -117,7 +117,7 @@ extension SchedulerMachine {
         call.promotions += 1
         call.rankSince = now
         line(callID, now: now, into: &actions)
-        actions.unlocked.promotions.append(Promotion(call: callID, callNumber: call.number, request: call.request, from: from, to: call.rank ?? from,
+        actions.unlocked.promotions.append(Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from,
                                                              callers: namedCallers(of: callID)))
     }
 
@@ -174,7 +174,7 @@ extension SchedulerMachine {
             decide(callID, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
         } else {
             call.attempt = .expired(started: running.started)
-            actions.unlocked.expiries.append(Expiry(id: AttemptID(call: callID, serial: running.serial), callNumber: call.number, request: call.request,
+            actions.unlocked.expiries.append(Expiry(id: AttemptID(call: callID, serial: running.serial), request: call.request,
                                            submission: call.submission, attemptNumber: call.attemptNumber))
         }
     }
@@ -194,13 +194,13 @@ extension SchedulerMachine {
             call.replayedWithNewToken = true
             actions.unlocked.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
                                                   request: call.request, patience: call.request.timeout))
-            actions.unlocked.retries.append(Retry(call: callID, callNumber: call.number, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             return
         }
         if isOffline, verdict.kind == .unreachable {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
-            actions.unlocked.retries.append(Retry(call: callID, callNumber: call.number, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             line(callID, now: now, into: &actions)
             return
@@ -212,7 +212,7 @@ extension SchedulerMachine {
             case .backoff: retry.delay(jitter: Double.random(in: 0...1, using: &jitter))
             }
             call.attemptNumber += 1
-            actions.unlocked.retries.append(Retry(call: callID, callNumber: call.number, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome,
+            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             if delay > 0 {
                 setTimer(.call(callID), at: now + UInt64(delay * 1_000_000_000), into: &actions)
@@ -267,7 +267,7 @@ extension SchedulerMachine {
         into actions: inout Actions
     ) {
         let call = calls[callID.slot]
-        actions.unlocked.kept.append(KeptOutcome(callNumber: call.number, request: call.request, outcome: outcome))
+        actions.unlocked.kept.append(KeptOutcome(call: callID, request: call.request, outcome: outcome))
         guard keptOutcomeWindow > 0, call.key != nil else {
             forget(callID, now: now, into: &actions)
             return

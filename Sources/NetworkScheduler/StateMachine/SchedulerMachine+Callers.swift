@@ -130,7 +130,7 @@ extension SchedulerMachine {
         let call = Call(number: callsMade, key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
                         host: host(of: request, opensStream: submission.opensStream), firstCaller: id, priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
-        let callID = CallID(slot: calls.insert(call))
+        let callID = CallID(slot: calls.insert(call), number: callsMade)
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
         if submission.lane.map({ enterLane(callID, named: $0.name) }) ?? true {

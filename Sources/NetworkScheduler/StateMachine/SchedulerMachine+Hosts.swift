@@ -150,7 +150,7 @@ extension SchedulerMachine {
         let serial = calls[callID.slot].attemptsStarted
         calls[callID.slot].attempt = .running(Running(serial: serial, holdsLowPrioritySlot: isLowPriority, started: now))
         setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
-        return AttemptStart(id: AttemptID(call: callID, serial: serial), callNumber: calls[callID.slot].number, request: calls[callID.slot].request,
+        return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
                             rank: rank, attemptNumber: calls[callID.slot].attemptNumber, callers: namedCallers(of: callID))
     }

@@ -20,10 +20,14 @@ struct DependencyID: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(caller) of \(machine)" }
 }
 
-/// One network call, shared by identical callers, until its outcome is decided.
+/// One network call, shared by identical callers, until its outcome is decided: where the
+/// machine keeps it, and its number, which names it in events for its life (its slot is used
+/// again once it ends; its number never is).
 struct CallID: Hashable, Sendable, CustomStringConvertible {
     let slot: SlotID
-    var description: String { "call \(slot)" }
+    /// 1 for the machine's first call.
+    let number: Int
+    var description: String { "call \(number)" }
 }
 
 /// One try of a call on the wire: its call, and which of its tries.
@@ -262,8 +266,7 @@ struct SchedulerMachine<CallerHandle> {
     /// writes a call many times, and a struct of this size would be copied (with every
     /// reference it holds retained) at each read. Only its machine reaches it.
     final class Call {
-        /// Its number, 1 for the machine's first call, which names it in events for its life
-        /// (its ID is a slot, used again once it ends).
+        /// The number in its ID (see ``CallID``), so that its place in storage names it.
         let number: Int
         let key: CallKey?
         /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422

@@ -29,9 +29,9 @@ import Testing
     }
 
     private func start(_ call: CallID, _ request: PreparedRequest, _ submission: Submission, serial: Int = 1,
-                       callNumber: Int = 1, waitingSince: UInt64, priority: RequestPriority = .normal,
+                       waitingSince: UInt64, priority: RequestPriority = .normal,
                        attemptNumber: Int = 1) -> Machine.AttemptStart {
-        Machine.AttemptStart(id: AttemptID(call: call, serial: serial), callNumber: callNumber, request: request, submission: submission,
+        Machine.AttemptStart(id: AttemptID(call: call, serial: serial), request: request, submission: submission,
                              waitingSince: waitingSince, priority: priority, rank: priority, attemptNumber: attemptNumber)
     }
 
@@ -125,7 +125,7 @@ import Testing
 
         // The timer stays armed for the first attempt's deadline, earlier than the second's.
         var expected = Actions()
-        expected.locked.starts = [start(secondCall, request, submission, callNumber: 2, waitingSince: now)]
+        expected.locked.starts = [start(secondCall, request, submission, waitingSince: now)]
         expected.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(
             outcome: .success(Self.ok()), measured: ResponseMetrics(queuedDuration: 0, networkDuration: 2)))]
         #expect(actions == expected)
@@ -141,7 +141,7 @@ import Testing
 
         var expected = Actions()
         expected.locked.armTimer = now + Self.seconds(3)
-        expected.unlocked.retries = [Machine.Retry(call: call, callNumber: 1, request: request, attempt: 2, delay: 3, outcome: .success(answer))]
+        expected.unlocked.retries = [Machine.Retry(call: call, request: request, attempt: 2, delay: 3, outcome: .success(answer))]
         #expect(ended == expected)
 
         let resumed = machine.timerFired(now: now + Self.seconds(3))
@@ -162,7 +162,7 @@ import Testing
 
         var expected = Actions()
         expected.locked.deadlinePassed = [attempt]
-        expected.unlocked.expiries = [Machine.Expiry(id: attempt, callNumber: 1, request: request, submission: submission, attemptNumber: 1)]
+        expected.unlocked.expiries = [Machine.Expiry(id: attempt, request: request, submission: submission, attemptNumber: 1)]
         #expect(fired == expected)
 
         let judged = machine.expiryJudged(attempt, as: .timedOut, AttemptVerdict(kind: .timedOut, retry: nil), now: deadline)
@@ -185,7 +185,7 @@ import Testing
         expected.unlocked.refreshes = [Machine.TokenRefresh(call: call, submission: submission, rejected: "old",
                                                                       request: request,
                                                                       patience: request.timeout)]
-        expected.unlocked.retries = [Machine.Retry(call: call, callNumber: 1, request: request, attempt: 2, delay: 0, outcome: .success(Self.ok(401)))]
+        expected.unlocked.retries = [Machine.Retry(call: call, request: request, attempt: 2, delay: 0, outcome: .success(Self.ok(401)))]
         #expect(ended == expected)
 
         let (rebuilt, _, _) = Self.request("/users/1?token=new")

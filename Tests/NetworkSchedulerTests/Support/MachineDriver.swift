@@ -289,7 +289,7 @@ struct MachineDriver {
     private mutating func checkTaskPriorities() {
         for (slot, call) in machine.calls.all {
             guard case .running(let running) = call.attempt,
-                  let task = tasks[AttemptID(call: CallID(slot: slot), serial: running.serial)],
+                  let task = tasks[AttemptID(call: machine.id(ofCallAt: slot), serial: running.serial)],
                   let priority = call.priorities.highest, taskPriorities[task] != priority else { continue }
             brokenContracts.append("\(task) runs at \(taskPriorities[task].map(String.init(describing:)) ?? "?"), its call at \(priority)")
         }
@@ -299,7 +299,7 @@ struct MachineDriver {
     private mutating func recordLineArrivals() {
         lineArrivals = [:]
         for (slot, call) in machine.calls.all {
-            if case .waiting(_, let arrival, _) = call.attempt { lineArrivals[CallID(slot: slot)] = arrival }
+            if case .waiting(_, let arrival, _) = call.attempt { lineArrivals[machine.id(ofCallAt: slot)] = arrival }
         }
     }
 
@@ -320,7 +320,7 @@ struct MachineDriver {
             guard case .waiting(_, let waitingArrival, _) = call.attempt, let waiting = call.rank else { continue }
             if waiting > priority {
                 brokenContracts.append("call \(callID) started at \(priority) while call \(slot) waited at \(waiting)")
-            } else if waiting == priority, lineArrivals[CallID(slot: slot)] != nil, waitingArrival < arrival {
+            } else if waiting == priority, lineArrivals[machine.id(ofCallAt: slot)] != nil, waitingArrival < arrival {
                 brokenContracts.append("call \(callID) started at \(priority) before call \(slot), which entered the line earlier")
             }
         }

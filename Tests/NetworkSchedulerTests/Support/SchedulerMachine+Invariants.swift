@@ -44,7 +44,7 @@ extension SchedulerMachine {
                   "caller \(slot) inherits other than what is lent")
         }
         for (slot, call) in allCalls {
-            let id = CallID(slot: slot)
+            let id = CallID(slot: slot, number: call.number)
             var priorities = PriorityCounts()
             var suspended = 0
             for callerID in call.callers {
