@@ -25,11 +25,13 @@ func registerAgainstNginx(concurrency: Int, method: Loopback.Method) {
     let ahcAllocations = metric("AHC: scheduler completion allocations over raw (per request)")
     let ahcOperation = metric("AHC: plain Operation CPU over raw (µs/request)")
     let ahcBeyondOperation = metric("AHC: scheduler completion CPU over the plain Operation (µs/request)")
+    let ahcAllocationsBeyondOperation = metric("AHC: scheduler completion allocations over the plain Operation (per request)")
     let urlSessionDelegate = metric("URLSession: scheduler completion ÷ raw delegate (%)", prefersLarger: true)
     let urlSessionAsync = metric("URLSession: scheduler async ÷ raw data(for:) (%)", prefersLarger: true)
     let urlSessionAdded = metric("URLSession: scheduler completion CPU over raw delegate (µs/request)")
     let perClient = [throughput, cpu, allocations, switches, connections].flatMap { metrics in clients.map { metrics[$0]! } }
     let metrics = perClient + [ahcCompletion, ahcAsync, ahcAdded, ahcAllocations, ahcOperation, ahcBeyondOperation,
+                               ahcAllocationsBeyondOperation,
                                urlSessionDelegate, urlSessionAsync, urlSessionAdded]
     Benchmark("1n. Against nginx, 10,000 \(method.rawValue), concurrency \(concurrency)",
               configuration: configuration(metrics, iterations: method == .get ? 6 : 4)) { benchmark in
@@ -59,6 +61,8 @@ func registerAgainstNginx(concurrency: Int, method: Loopback.Method) {
             benchmark.measurement(ahcAllocations, Int((cost(.schedulerAsyncHTTPClient).allocationsEach - cost(.rawAsyncHTTPClient).allocationsEach).rounded()))
             benchmark.measurement(ahcOperation, added(.operationAsyncHTTPClient, .rawAsyncHTTPClient))
             benchmark.measurement(ahcBeyondOperation, added(.schedulerAsyncHTTPClient, .operationAsyncHTTPClient))
+            benchmark.measurement(ahcAllocationsBeyondOperation, Int((cost(.schedulerAsyncHTTPClient).allocationsEach
+                - cost(.operationAsyncHTTPClient).allocationsEach).rounded()))
             benchmark.measurement(urlSessionDelegate, ratio(.schedulerCompletion, .rawDelegate))
             benchmark.measurement(urlSessionAsync, ratio(.schedulerAsync, .rawAsync))
             benchmark.measurement(urlSessionAdded, added(.schedulerCompletion, .rawDelegate))
