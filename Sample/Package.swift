@@ -113,11 +113,15 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The thread sanitizer's suppressions for the test binary (one false report of
+        // SwiftNIO's; see its suppressions.c), in C so that it runs before the sanitizer can.
+        .target(name: "ThreadSanitizerSuppressions", path: "Tests/ThreadSanitizerSuppressions"),
         // The tests of `Integrations/`' products: the AsyncHTTPClient transport against a NIO
         // server on loopback, the monitors, the OpenAPI transport's conversions, the tracing.
         .testTarget(
             name: "IntegrationsTests",
             dependencies: [
+                "ThreadSanitizerSuppressions",
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "NetworkSchedulerLogging", package: "Integrations"),
                 .product(name: "NetworkSchedulerMetrics", package: "Integrations"),
