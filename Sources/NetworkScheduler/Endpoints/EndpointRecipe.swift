@@ -50,7 +50,7 @@ struct EndpointRecipe: Sendable {
     private let path: String
     private let query: [URLQueryItem]
     private let headers: HeaderFields
-    private let body: EndpointBody?
+    private var body: EndpointBody?
     private let timeout: TimeInterval?
 
     init<Model>(defaults: ClientDefaults, resource: Resource<Model>) {
@@ -108,6 +108,13 @@ struct EndpointRecipe: Sendable {
         let parts = PreparedRequest.Parts(method: method.rawValue, url: url, headers: headers, body: requestBody,
                                           timeout: timeout ?? defaults.timeout)
         return PreparedRequest(parts, host: host)
+    }
+
+    /// The same recipe without its body: what names the request once it has ended.
+    var withoutBody: EndpointRecipe {
+        var recipe = self
+        recipe.body = nil
+        return recipe
     }
 
     /// Its method and absolute URL (nil if it has none), without the rest of the request.

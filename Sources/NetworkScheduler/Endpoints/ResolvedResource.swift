@@ -12,14 +12,19 @@ import FoundationNetworking
 struct ResolvedResource<Model: Sendable>: Sendable {
     /// What the scheduler needs whatever the model: how to build, share and retry the request.
     let submission: Submission
-    let acceptableStatusCodes: Range<Int>
-    let decoding: ResponseDecoding<Model>
+    /// How its caller reads the answer, which is all a caller keeps once its request is sent.
+    let reading: ResponseReading<Model>
 
     init(submission: Submission, acceptableStatusCodes: Range<Int>, decoding: ResponseDecoding<Model>) {
         self.submission = submission
-        self.acceptableStatusCodes = acceptableStatusCodes
-        self.decoding = decoding
+        reading = ResponseReading(acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
     }
+}
+
+/// How a caller reads its call's answer: the statuses it accepts and the model it decodes.
+struct ResponseReading<Model: Sendable>: Sendable {
+    let acceptableStatusCodes: Range<Int>
+    let decoding: ResponseDecoding<Model>
 
     /// Reads a response: checks the status, then decodes with this request's own model type.
     /// `idempotencyKey` is the key the call carried, which gives 409 and 422 their meaning.
@@ -135,12 +140,7 @@ final class Submission: Sendable, Equatable {
     }
 
     /// The method and URL it is sent with, without building the whole request.
-    var target: (method: String, url: URL?) {
-        switch source {
-        case .recipe(let recipe): recipe.target
-        case .urlRequest(let request): (request.httpMethod ?? "GET", request.url)
-        }
-    }
+    var target: (method: String, url: URL?) { source.target }
 
     /// The same submission with another cache policy: for a revalidation in the background.
     func caching(_ policy: CachePolicy) -> Submission {
@@ -173,6 +173,25 @@ final class Submission: Sendable, Equatable {
         case .urlRequest(let request): try .checked(request)
         }
         return adapter.map { request.adapted(by: $0, for: identity) } ?? request
+    }
+}
+
+extension Submission.Source {
+    /// The method and URL it is sent with, without building the whole request.
+    var target: (method: String, url: URL?) {
+        switch self {
+        case .recipe(let recipe): recipe.target
+        case .urlRequest(let request): (request.httpMethod ?? "GET", request.url)
+        }
+    }
+
+    /// The same source without a resource's body, which names the request as well but holds
+    /// no file. A `URLRequest`'s body is bytes the caller holds anyway.
+    var withoutBody: Submission.Source {
+        switch self {
+        case .recipe(let recipe): .recipe(recipe.withoutBody)
+        case .urlRequest: self
+        }
     }
 }
 

@@ -58,7 +58,10 @@ public final class RequestHandle: @unchecked Sendable {
     }
 
     let scheduler: RequestScheduler
-    let submission: Submission
+    /// What names its request once it has ended: its source without its body, and its tags.
+    private let source: Submission.Source
+    /// Its resource's tags (``Resource/tagged(_:)``).
+    public let tags: Set<String>
     /// The fields that carry its context to its server, read as it was sent
     /// (``ContextPropagation``).
     let contextFields: HeaderFields
@@ -101,6 +104,9 @@ public final class RequestHandle: @unchecked Sendable {
 
     private struct State {
         var phase = Phase.active
+        /// What sending it needs, until it ends: let go then, with whatever its body holds (a
+        /// spooled file is removed once no call sends it), however long the app keeps the handle.
+        var submission: Submission?
         /// Run once the caller's completion has: its dependents, its operation. Kept beside the
         /// phase, not in it, so that appending one does not copy those before it (ten
         /// thousand dependents of one request made sending them quadratic).
@@ -139,9 +145,10 @@ public final class RequestHandle: @unchecked Sendable {
     ) {
         self.id = id
         self.contextFields = contextFields
-        state = Locked(State(priority: priority))
+        state = Locked(State(submission: submission, priority: priority))
         self.scheduler = scheduler
-        self.submission = submission
+        source = submission.source.withoutBody
+        tags = submission.tags
         self.group = group
         self.callbacks = callbacks
         self.deliver = deliver
@@ -222,17 +229,18 @@ public final class RequestHandle: @unchecked Sendable {
     }
 
     /// Its request's method.
-    public var method: String { submission.target.method }
+    public var method: String { source.target.method }
     /// Its request's absolute URL; nil if its resource makes none (it then fails as
     /// ``ServiceError/invalidRequest(reason:)``).
-    public var url: URL? { submission.target.url }
-    /// Its resource's tags (``Resource/tagged(_:)``).
-    public var tags: Set<String> { submission.tags }
+    public var url: URL? { source.target.url }
+
+    /// What sending its request needs; nil once the caller has ended.
+    var submission: Submission? { state.withLock { $0.submission } }
 
     /// This caller as its events name it.
     var eventCaller: RequestEvent.Caller {
         let (priority, callNumber, dependencies) = state.withLock { ($0.priority, $0.callNumber, $0.dependencies) }
-        return RequestEvent.Caller(id: id, priority: priority, target: submission.target, callNumber: callNumber,
+        return RequestEvent.Caller(id: id, priority: priority, target: source.target, callNumber: callNumber,
                                    dependencies: dependencies)
     }
 
@@ -340,12 +348,15 @@ public final class RequestHandle: @unchecked Sendable {
     /// second completion is its bug: an assertion in tests, and dropped in a release build
     /// rather than run twice.
     private func claim() -> Bool {
-        let claimed = state.withLock { state -> Bool in
-            guard case .active = state.phase else { return false }
+        let (claimed, submission) = state.withLock { state -> (Bool, Submission?) in
+            guard case .active = state.phase else { return (false, nil) }
             state.phase = .delivering
-            return true
+            defer { state.submission = nil }
+            return (true, state.submission)
         }
         assert(claimed, "caller \(id) was completed twice")
+        // Let go outside the lock, before its completion runs: a file only it held is removed.
+        withExtendedLifetime(submission) {}
         return claimed
     }
 

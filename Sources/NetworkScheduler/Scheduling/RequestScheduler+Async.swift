@@ -42,7 +42,7 @@ extension RequestScheduler {
             (callResult, handle) = await sent()
         }
         // Read here, on the awaiting task; the caller ends once it is read.
-        let (reply, outcome) = Completion.reply(of: callResult, readingWith: request)
+        let (reply, outcome) = Completion.reply(of: callResult, readingWith: request.reading)
         handle?.finish(outcome, metrics: callResult.metrics)
         return try reply.get()
     }

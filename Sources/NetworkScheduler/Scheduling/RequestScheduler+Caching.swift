@@ -9,8 +9,8 @@ import FoundationNetworking
 extension RequestScheduler {
     /// What the cache made of `handle`'s request; `handle` has ended if the cache answered it
     /// (with a stored answer, or with ``ServiceError/notCached``).
-    func consultCache(for handle: RequestHandle, _ request: PreparedRequest) -> CacheConsultation {
-        let consultation = CacheConsultation(configuration.cache, for: request, policy: handle.submission.cachePolicy,
+    func consultCache(for handle: RequestHandle, _ submission: Submission, _ request: PreparedRequest) -> CacheConsultation {
+        let consultation = CacheConsultation(configuration.cache, for: request, policy: submission.cachePolicy,
                                              ignoring: headersIgnoredByTheCache, now: clock.now)
         switch consultation {
         case .send:
@@ -19,7 +19,7 @@ extension RequestScheduler {
             fail(handle, with: .notCached)
         case .answer(let response, let revalidating):
             end(handle, with: CallResult(outcome: .success(response)))
-            if let revalidating { revalidateInBackground(handle.submission, key: revalidating) }
+            if let revalidating { revalidateInBackground(submission, key: revalidating) }
         }
         return consultation
     }

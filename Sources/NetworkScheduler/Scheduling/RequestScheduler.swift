@@ -148,18 +148,18 @@ public final class RequestScheduler: Sendable {
         /// Reads the call's result with the caller's own request (its status codes, its model),
         /// hands the caller what it asked for, and says how the caller ended; nil when the
         /// caller reads it itself.
-        func deliver(_ callResult: CallResult, to handle: RequestHandle, readingWith request: ResolvedResource<Model>) -> RequestHandle.Outcome? {
+        func deliver(_ callResult: CallResult, to handle: RequestHandle, readingWith reading: ResponseReading<Model>) -> RequestHandle.Outcome? {
             switch self {
             case .model(let completion):
                 do throws(ServiceError) {
-                    completion(.success(try Self.model(of: callResult, readingWith: request)))
+                    completion(.success(try Self.model(of: callResult, readingWith: reading)))
                     return .succeeded
                 } catch {
                     completion(.failure(error))
                     return RequestHandle.Outcome(error)
                 }
             case .reply(let completion):
-                let (reply, outcome) = Self.reply(of: callResult, readingWith: request)
+                let (reply, outcome) = Self.reply(of: callResult, readingWith: reading)
                 completion(reply)
                 return outcome
             case .handOver(let completion):
@@ -174,10 +174,10 @@ public final class RequestScheduler: Sendable {
         @inline(never)
         static func reply(
             of callResult: CallResult,
-            readingWith request: ResolvedResource<Model>
+            readingWith reading: ResponseReading<Model>
         ) -> (Result<Reply<Model>, ServiceError>, RequestHandle.Outcome) {
             do throws(ServiceError) {
-                let model = try model(of: callResult, readingWith: request)
+                let model = try model(of: callResult, readingWith: reading)
                 let payload = try callResult.outcome.get()
                 return (.success(Reply(value: model, head: payload.head, metrics: callResult.metrics)), .succeeded)
             } catch {
@@ -185,8 +185,8 @@ public final class RequestScheduler: Sendable {
             }
         }
 
-        private static func model(of callResult: CallResult, readingWith request: ResolvedResource<Model>) throws(ServiceError) -> Model {
-            try request.model(from: callResult.outcome.get(), idempotencyKey: callResult.idempotencyKey,
+        private static func model(of callResult: CallResult, readingWith reading: ResponseReading<Model>) throws(ServiceError) -> Model {
+            try reading.model(from: callResult.outcome.get(), idempotencyKey: callResult.idempotencyKey,
                               sharing: callResult.sharedDecodes)
         }
     }
@@ -227,8 +227,8 @@ public final class RequestScheduler: Sendable {
             group: group,
             callbacks: callbacks,
             contextFields: contextFields
-        ) { callResult, handle in
-            completion.deliver(callResult, to: handle, readingWith: request)
+        ) { [reading = request.reading] callResult, handle in
+            completion.deliver(callResult, to: handle, readingWith: reading)
         }
     }
 
@@ -244,6 +244,8 @@ public final class RequestScheduler: Sendable {
         if !configuration.eventMonitors.isEmpty {
             handle.waits(for: prerequisites.compactMap { $0.request?.id })
         }
+        // Read once: it is let go as the caller ends, which nothing else can do before it enters.
+        guard let submission = handle.submission else { return }
         let now = clock.uptimeNanoseconds
         feed { machine in
             // Listed as it enters the machine (see `RequestGroup.insert`); those of its
@@ -254,10 +256,10 @@ public final class RequestScheduler: Sendable {
             let waited = prerequisites.compactMap { $0.request?.dependencyID }
             let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
                                             waitingFor: waited, host: handle.url?.hostKey.map {
-                                                Machine.lineName(of: $0, opensStream: handle.submission.opensStream)
+                                                Machine.lineName(of: $0, opensStream: submission.opensStream)
                                             },
                                             isSuspended: isSuspended,
-                                            deadline: Self.deadline(of: handle.submission, sentAt: now), now: now)
+                                            deadline: Self.deadline(of: submission, sentAt: now), now: now)
             handle.callerID = id
             return actions
         }
@@ -302,22 +304,24 @@ public final class RequestScheduler: Sendable {
     /// one in flight. A caller that waited for dependencies is in the machine already; a new
     /// one enters it here, and `group` lists it before a monitor hears of it.
     private func submit(_ handle: RequestHandle, listingIn group: RequestGroup? = nil) {
+        // Nil once the caller has ended (cancelled as its dependency succeeded): nothing to send.
+        guard let submission = handle.submission else { return }
         var request: PreparedRequest
         do throws(ServiceError) {
-            request = try handle.submission.prepare(context: handle.contextFields)
+            request = try submission.prepare(context: handle.contextFields)
         } catch {
             fail(handle, with: error)
             return
         }
         // First: a caller the cache answers needs nothing more.
-        guard case .send(let cacheContext) = consultCache(for: handle, request) else { return }
+        guard case .send(let cacheContext) = consultCache(for: handle, submission, request) else { return }
         // Made before taking the lock, which every request and every completion takes.
-        let key = request.key(handle.submission.deduplication, ignoring: headersIgnoredByDeduplication,
-                              destination: handle.submission.downloadDestination)
+        let key = request.key(submission.deduplication, ignoring: headersIgnoredByDeduplication,
+                              destination: submission.downloadDestination)
         // After the key: the cache's conditional fields do not change what is asked.
         if let cacheContext { request.send(for: cacheContext) }
         // A new call's key, shared by its joiners and every attempt; not part of the call's key.
-        if handle.submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
+        if submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
             request.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
         }
         let idempotencyKey = request.header("idempotency-key")
@@ -333,7 +337,7 @@ public final class RequestScheduler: Sendable {
             let attachment: Machine.Attachment
             let actions: Machine.Actions
             if let id = handle.callerID {
-                (attachment, actions) = machine.attach(id, request: request, submission: handle.submission, key: key,
+                (attachment, actions) = machine.attach(id, request: request, submission: submission, key: key,
                                                        idempotencyKey: idempotencyKey, now: now)
             } else {
                 // Listed as it enters the machine: see `RequestGroup.insert`.
@@ -341,9 +345,9 @@ public final class RequestScheduler: Sendable {
                 let id: CallerID
                 (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
                                                            request: request,
-                                                           submission: handle.submission, key: key,
+                                                           submission: submission, key: key,
                                                            idempotencyKey: idempotencyKey,
-                                                           deadline: Self.deadline(of: handle.submission, sentAt: now),
+                                                           deadline: Self.deadline(of: submission, sentAt: now),
                                                            now: now)
                 handle.callerID = id
             }
