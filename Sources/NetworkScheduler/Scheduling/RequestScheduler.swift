@@ -254,7 +254,7 @@ public final class RequestScheduler: Sendable {
             // inherits nothing, nor does an operation).
             let isSuspended = handle.group?.insert(handle) ?? false
             let waited = prerequisites.compactMap { $0.request?.dependencyID }
-            let (id, actions) = machine.add(handle, priority: handle.priority, dependencies: prerequisites.count,
+            let (id, actions) = machine.add(handle, number: handle.id.value, priority: handle.priority, dependencies: prerequisites.count,
                                             waitingFor: waited, host: handle.url?.hostKey.map {
                                                 Machine.lineName(of: $0, opensStream: submission.opensStream)
                                             },
@@ -343,7 +343,7 @@ public final class RequestScheduler: Sendable {
                 // Listed as it enters the machine: see `RequestGroup.insert`.
                 let isSuspended = group?.insert(handle) ?? false
                 let id: CallerID
-                (id, attachment, actions) = machine.submit(handle, priority: handle.priority, isSuspended: isSuspended,
+                (id, attachment, actions) = machine.submit(handle, number: handle.id.value, priority: handle.priority, isSuspended: isSuspended,
                                                            request: request,
                                                            submission: submission, key: key,
                                                            idempotencyKey: idempotencyKey,

@@ -27,6 +27,7 @@ extension SchedulerMachine {
     /// known: the slot its last dependency's call frees there may be kept for it.
     mutating func add(
         _ handle: CallerHandle,
+        number: UInt64,
         priority: RequestPriority,
         dependencies: Int,
         waitingFor waited: [DependencyID] = [],
@@ -36,7 +37,7 @@ extension SchedulerMachine {
         now: UInt64
     ) -> (CallerID, Actions) {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
-        var caller = Caller(handle: handle, priority: priority, stage: .waiting(dependencies: dependencies),
+        var caller = Caller(handle: handle, number: number, priority: priority, stage: .waiting(dependencies: dependencies),
                             isSuspended: isSuspended, hasDeadline: deadline != nil)
         let lentTo = waited.compactMap { $0.machine == self.id && callers.contains($0.caller.slot) ? $0.caller : nil }
         if !lentTo.isEmpty {
@@ -44,7 +45,7 @@ extension SchedulerMachine {
             box.dependencies = lentTo
             box.host = host
         }
-        let id = CallerID(slot: callers.insert(caller))
+        let id = CallerID(slot: callers.insert(caller), number: number)
         for dependency in lentTo { callers[dependency.slot].lendingBox().dependents.append(id) }
         var actions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &actions) }
@@ -71,6 +72,7 @@ extension SchedulerMachine {
     /// ends with `.deadlineExceeded` if it has not ended.
     mutating func submit(
         _ handle: CallerHandle,
+        number: UInt64,
         priority: RequestPriority,
         isSuspended: Bool = false,
         request: PreparedRequest,
@@ -80,8 +82,9 @@ extension SchedulerMachine {
         deadline: UInt64? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
-        let id = CallerID(slot: callers.insert(Caller(handle: handle, priority: priority, stage: .building,
-                                                      isSuspended: isSuspended, hasDeadline: deadline != nil)))
+        let id = CallerID(slot: callers.insert(Caller(handle: handle, number: number, priority: priority, stage: .building,
+                                                      isSuspended: isSuspended, hasDeadline: deadline != nil)),
+                          number: number)
         var deadlineActions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &deadlineActions) }
         var (attachment, actions) = attach(id, request: request, submission: submission, key: key,

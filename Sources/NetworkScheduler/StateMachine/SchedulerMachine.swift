@@ -1,8 +1,11 @@
 
-/// One caller: one `send`, until its outcome is decided.
+/// One caller: one `send`, until its outcome is decided. Where the machine keeps it, and the
+/// number its shell gave it, which names it for its life and to the app (`RequestHandle.ID`):
+/// its slot is used again once it ends; its number never is.
 struct CallerID: Hashable, Sendable, CustomStringConvertible {
     let slot: SlotID
-    var description: String { "caller \(slot)" }
+    let number: UInt64
+    var description: String { "#\(number)" }
 }
 
 /// Which machine a caller is in: a ``CallerID`` names a place in one machine's storage, and
@@ -182,6 +185,8 @@ struct SchedulerMachine<CallerHandle> {
 
     struct Caller {
         let handle: CallerHandle
+        /// The number its shell gave it (see ``CallerID``).
+        let number: UInt64
         /// Its own priority now: callers may change it while they wait or run.
         var priority: RequestPriority
         var stage: Stage
@@ -345,7 +350,7 @@ struct SchedulerMachine<CallerHandle> {
 
     /// Every caller still here.
     var callerIDs: [CallerID] {
-        callers.all.map { CallerID(slot: $0.id) }
+        callers.all.map { CallerID(slot: $0.id, number: $0.element.number) }
     }
 
     /// Live callers, calls with callers, and registered keys: all zero once everything ended

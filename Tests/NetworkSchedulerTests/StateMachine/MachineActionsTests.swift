@@ -12,6 +12,8 @@ import Testing
 
     private var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, jitterSeed: 1)
     private let now: UInt64 = 1_000_000_000
+    /// The number the last caller was given.
+    private var lastNumber: UInt64 = 0
     private static let timeout: TimeInterval = 60
 
     /// A request to `path` of `https://api.test`, its submission and its dedup key.
@@ -23,7 +25,8 @@ import Testing
     private mutating func submit(_ caller: String, _ path: String, priority: RequestPriority = .normal,
                                  at uptime: UInt64? = nil) -> (CallerID, Machine.Attachment, Actions, PreparedRequest, Submission) {
         let (request, submission, key) = Self.request(path)
-        let (id, attachment, actions) = machine.submit(caller, priority: priority, request: request, submission: submission,
+        lastNumber += 1
+        let (id, attachment, actions) = machine.submit(caller, number: lastNumber, priority: priority, request: request, submission: submission,
                                                        key: key, now: uptime ?? now)
         return (id, attachment, actions, request, submission)
     }
@@ -54,11 +57,12 @@ import Testing
     @Test func aMachineThatNamesCallersPutsThemInEveryActionThatStartsOrRetriesTheirCall() throws {
         var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, namesCallers: true, jitterSeed: 1)
         let (blocker, blockerSubmission, blockerKey) = Self.request("/blocker")
-        let (_, blocking, _) = machine.submit("blocker", priority: .normal, request: blocker, submission: blockerSubmission,
+        let (_, blocking, _) = machine.submit("blocker", number: 1, priority: .normal, request: blocker, submission: blockerSubmission,
                                               key: blockerKey, now: now)
         let (request, submission, key) = Self.request("/users/1")
-        let (_, attachment, _) = machine.submit("a", priority: .normal, request: request, submission: submission, key: key, now: now)
-        _ = machine.submit("b", priority: .normal, request: request, submission: submission, key: key, now: now)
+        let (_, attachment, _) = machine.submit("a", number: 2, priority: .normal, request: request, submission: submission, key: key,
+                                              now: now)
+        _ = machine.submit("b", number: 3, priority: .normal, request: request, submission: submission, key: key, now: now)
         guard case .created(let call) = attachment, case .created(let blockerCall) = blocking else {
             throw Failure("expected new calls, got \(attachment) and \(blocking)")
         }
@@ -199,7 +203,7 @@ import Testing
     @Test mutating func aDependentLendsItsPriorityWhileItWaitsAndIsReadyOnceItsDependencySucceeds() {
         let (dependency, attachment, _, _, _) = submit("login", "/login")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
-        let (id, added) = machine.add("me", priority: .high, dependencies: 1,
+        let (id, added) = machine.add("me", number: lastNumber + 1, priority: .high, dependencies: 1,
                                       waitingFor: [DependencyID(machine: MachineID(value: 1), caller: dependency)], now: now)
         var lent = Actions()
         lent.locked.reprioritized = [Machine.Reprioritization(attempt: AttemptID(call: call, serial: 1), priority: .high)]

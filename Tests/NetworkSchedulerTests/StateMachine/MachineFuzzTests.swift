@@ -188,7 +188,8 @@ struct FuzzRun {
         let generation = UInt32(Int.random(in: 0..<4, using: &random))
         let isOwn = Int.random(in: 0..<4, using: &random) == 0
         return DependencyID(machine: isOwn ? MachineDriver.machineID : MachineID(value: 2),
-                            caller: CallerID(slot: SlotID(index: place, generation: isOwn ? generation + 1_000_000 : generation)))
+                            caller: CallerID(slot: SlotID(index: place, generation: isOwn ? generation + 1_000_000 : generation),
+                                             number: UInt64(place)))
     }
 
     private mutating func resolveADependency() {

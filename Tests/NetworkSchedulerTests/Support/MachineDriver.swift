@@ -19,6 +19,8 @@ struct MachineDriver {
     var date: Date { Date(timeIntervalSince1970: 1_700_000_000 + Double(now) / 1_000_000_000) }
     /// Callers by name.
     var callers: [String: CallerID] = [:]
+    /// The number the last caller was given, as a scheduler gives its handles theirs.
+    private var lastNumber: UInt64 = 0
     /// Every attempt started, by its task's name ("task 1", "task 2"…, in start order).
     var attempts: [String: AttemptID] { starts.mapValues(\.id) }
     /// What the machine said of each attempt as it started, by its task's name.
@@ -98,13 +100,19 @@ struct MachineDriver {
         timeout: TimeInterval = 60
     ) -> Machine.Attachment {
         let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout, idempotencyKey: idempotencyKey)
-        let (id, attachment, actions) = machine.submit(name, priority: priority, isSuspended: suspended, request: request,
+        let (id, attachment, actions) = machine.submit(name, number: nextNumber(), priority: priority, isSuspended: suspended,
+                                                       request: request,
                                                        submission: submission ?? Self.submission(request, lane: lane),
                                                        key: key, idempotencyKey: idempotencyKey,
                                                        deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id
         perform(actions)
         return attachment
+    }
+
+    private mutating func nextNumber() -> UInt64 {
+        lastNumber += 1
+        return lastNumber
     }
 
     /// A caller that waits for `dependencies` before it sends `path`: as many as there are
@@ -116,7 +124,7 @@ struct MachineDriver {
                             _ name: String, priority: RequestPriority = .normal, deadline: TimeInterval? = nil) {
         let own = names.map { DependencyID(machine: Self.machineID, caller: callers[$0]!) }
         // Bound for the host `dependencySucceeded` sends it to, whose slot may be kept for it.
-        let (id, actions) = machine.add(name, priority: priority, dependencies: count ?? names.count,
+        let (id, actions) = machine.add(name, number: nextNumber(), priority: priority, dependencies: count ?? names.count,
                                         waitingFor: own + others, host: "https://api.test:443",
                                         deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id

@@ -105,7 +105,7 @@ extension SchedulerMachine {
         for (slot, caller) in callers.all {
             if case .attached(let callID, _) = caller.stage {
                 let call = calls.lookup(callID.slot)
-                check(call?.callers.contains(CallerID(slot: slot)) == true && call?.isAbandoned == false,
+                check(call?.callers.contains(CallerID(slot: slot, number: caller.number)) == true && call?.isAbandoned == false,
                       "caller \(slot) is attached to \(callID), which does not list it")
             }
         }
@@ -143,7 +143,7 @@ extension SchedulerMachine {
             }
         }
         for (slot, caller) in callers.all where caller.hasDeadline {
-            check(timers[.caller(CallerID(slot: slot))] != nil, "caller \(slot) lost its deadline")
+            check(timers[.caller(CallerID(slot: slot, number: caller.number))] != nil, "caller \(slot) lost its deadline")
         }
         if let earliest = timers.values.min() {
             check(armedFor.map { $0 <= earliest } ?? false, "the timer is not armed for the earliest deadline")
