@@ -52,6 +52,14 @@ struct EndpointRecipe: Sendable {
     private let headers: HeaderFields
     private var body: EndpointBody?
     private let timeout: TimeInterval?
+    /// Its absolute URL and the host key of its budget, made once: its events, its handle's
+    /// `url`, its line and every build of it (a replay's too) read this.
+    private let location: Result<Location, ServiceError>
+
+    private struct Location {
+        let url: String
+        let host: String
+    }
 
     init<Model>(defaults: ClientDefaults, resource: Resource<Model>) {
         self.defaults = defaults
@@ -61,6 +69,7 @@ struct EndpointRecipe: Sendable {
         headers = resource.headers
         body = resource.body
         timeout = resource.timeout
+        location = Result { () throws(ServiceError) in try Self.locate(resource.path, resource.query, in: defaults) }
     }
 
     /// Gives each caller's context fields, if its client has it.
@@ -74,7 +83,7 @@ struct EndpointRecipe: Sendable {
     func prepare(context: HeaderFields = [:]) throws(ServiceError) -> PreparedRequest {
         if let invalid = defaults.invalid { throw invalid }
         try HTTPSyntax.checkMethod(method.rawValue)
-        let (url, host) = try location()
+        let (url, host) = try location.map { ($0.url, $0.host) }.get()
         let isOwnOrigin = host == defaults.baseHost
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
         // its spelling. The defaults are shared, not copied, unless a layer adds to them.
@@ -119,19 +128,22 @@ struct EndpointRecipe: Sendable {
 
     /// Its method and absolute URL (nil if it has none), without the rest of the request.
     var target: (method: String, url: URL?) {
-        (method.rawValue, (try? location()).flatMap { URL(string: $0.url) })
+        (method.rawValue, (try? location.get()).flatMap { URL(string: $0.url) })
     }
 
-    /// The absolute URL, and the host key of its budget.
-    private func location() throws(ServiceError) -> (url: String, host: String) {
+    /// The host key of its budget; nil if it has no absolute URL.
+    var host: String? { try? location.get().host }
+
+    /// The absolute URL of `path` and `query` on the client's base URL, and its host key.
+    private static func locate(_ path: String, _ query: [URLQueryItem], in defaults: ClientDefaults) throws(ServiceError) -> Location {
         if let baseHost = defaults.baseHost, let plainBase = defaults.plainBase,
            let url = APIClient.plainURL(plainBase: plainBase, path: path, query: query) {
-            return (url, baseHost)
+            return Location(url: url, host: baseHost)
         }
         let url = try APIClient.componentsURL(base: defaults.baseURL, path: path, query: query)
         guard let host = url.hostKey else {
             throw .invalidRequest(reason: "\(url.absoluteString) has no host")
         }
-        return (url.absoluteString, host)
+        return Location(url: url.absoluteString, host: host)
     }
 }

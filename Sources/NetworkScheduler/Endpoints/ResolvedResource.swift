@@ -185,6 +185,14 @@ extension Submission.Source {
         }
     }
 
+    /// The host key of its budget (scheme, host and port); nil without an absolute URL.
+    var host: String? {
+        switch self {
+        case .recipe(let recipe): recipe.host
+        case .urlRequest(let request): request.url?.hostKey
+        }
+    }
+
     /// The same source without a resource's body, which names the request as well but holds
     /// no file. A `URLRequest`'s body is bytes the caller holds anyway.
     var withoutBody: Submission.Source {

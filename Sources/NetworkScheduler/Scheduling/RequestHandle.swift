@@ -234,6 +234,9 @@ public final class RequestHandle: @unchecked Sendable {
     /// ``ServiceError/invalidRequest(reason:)``).
     public var url: URL? { source.target.url }
 
+    /// The host key of its request's budget; nil if it has no absolute URL.
+    var host: String? { source.host }
+
     /// What sending its request needs; nil once the caller has ended.
     var submission: Submission? { state.withLock { $0.submission } }
 

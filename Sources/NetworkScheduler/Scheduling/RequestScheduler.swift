@@ -255,7 +255,7 @@ public final class RequestScheduler: Sendable {
             let isSuspended = handle.group?.insert(handle) ?? false
             let waited = prerequisites.compactMap { $0.request?.dependencyID }
             let (id, actions) = machine.add(handle, number: handle.id.value, priority: handle.priority, dependencies: prerequisites.count,
-                                            waitingFor: waited, host: handle.url?.hostKey.map {
+                                            waitingFor: waited, host: handle.host.map {
                                                 Machine.lineName(of: $0, opensStream: submission.opensStream)
                                             },
                                             isSuspended: isSuspended,
