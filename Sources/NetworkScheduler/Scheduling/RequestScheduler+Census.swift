@@ -45,8 +45,8 @@ extension RequestScheduler {
     /// ``ConnectivityMonitor`` reports the device offline, the queues are suspended and this
     /// waits for the network to return.
     public func queuesDrained() async {
-        // The scheduler's own count, not the queue's: an attempt's operation is made outside
-        // the lock and joins the queue a moment after its attempt started.
+        // The scheduler's own count, not the queue's: an attempt's operation joins the queue a
+        // moment after the event that started it released the lock.
         await withCheckedContinuation { continuation in
             let isIdle = state.withLock { core in
                 guard core.operations.count > 0 else { return true }

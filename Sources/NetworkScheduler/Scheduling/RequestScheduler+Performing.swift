@@ -10,6 +10,8 @@ import FoundationNetworking
 extension RequestScheduler {
     /// What an event leaves the scheduler to do with operations, found under the lock.
     struct OperationEffects {
+        /// The operations of the attempts the machine started, made and stored under the lock.
+        var started = SmallBatch<DataTaskOperation>()
         var cancels = SmallBatch<DataTaskOperation>()
         var reprioritized = SmallBatch<(DataTaskOperation, RequestPriority)>()
     }
@@ -25,7 +27,7 @@ extension RequestScheduler {
         // probe before the attempt that follows it (whose start it hears on that attempt's
         // thread), so that each call's events come in the order they happened.
         tellMonitors(unlocked)
-        if actions.locked.starts.count > 0 { run(actions.locked.starts) }
+        for operation in effects.started { attempts.addOperation(operation) }
         for step in unlocked.progress { step.caller.progressed(step.progress) }
         if !unlocked.cancelled.isEmpty {
             RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
@@ -58,28 +60,11 @@ extension RequestScheduler {
         }
     }
 
-    /// Makes the operations of attempts the machine started, outside the lock, stores them
-    /// in one pass under it (taking any cancellation or priority decided meanwhile), and runs
-    /// them.
-    private func run(_ starts: SmallBatch<Machine.AttemptStart>) {
-        var made = SmallBatch<(AttemptID, DataTaskOperation)>()
-        for start in starts { made.append((start.id, makeOperation(start))) }
-        let (fates, drained) = state.withLock { core in
-            var fates = SmallBatch<(isCancelled: Bool, newPriority: RequestPriority?)>()
-            for (attempt, operation) in made { fates.append(core.operations.store(operation, for: attempt)) }
-            return (fates, core.idleDrainWaiters())
-        }
-        for waiter in drained { waiter.resume() }
-        for ((_, operation), fate) in zip(made, fates) {
-            if fate.isCancelled { operation.cancel() }
-            if let priority = fate.newPriority { operation.reprioritize(to: priority) }
-            attempts.addOperation(operation)
-        }
-    }
-
     /// The operation for one attempt, which hands its request to the transport when it starts.
-    /// Its deadline is the machine's, not its own.
-    private func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
+    /// Its deadline is the machine's, not its own. Made under the scheduler's lock: it runs no
+    /// code of the app's but the clock's, which, as for arming the timer there, takes no lock of
+    /// the scheduler's.
+    func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable () -> Void)?
         if !configuration.eventMonitors.isEmpty {

@@ -394,7 +394,13 @@ public final class RequestScheduler: Sendable {
             let (result, actions) = event(&core.machine)
             let locked = actions.locked
             var effects = OperationEffects()
-            for start in locked.starts { core.operations.started(start.id) }
+            // Made here, in the event that starts them: a second turn of the lock to store
+            // them would let a later event find an attempt without its operation.
+            for start in locked.starts {
+                let operation = makeOperation(start)
+                core.operations.store(operation, for: start.id)
+                effects.started.append(operation)
+            }
             for attempt in locked.cancels {
                 if let operation = core.operations.cancel(attempt) { effects.cancels.append(operation) }
             }
@@ -402,7 +408,7 @@ public final class RequestScheduler: Sendable {
                 if let operation = core.operations.cancel(attempt, isOver: true) { effects.cancels.append(operation) }
             }
             for change in locked.reprioritized {
-                if let operation = core.operations.reprioritize(change.attempt, to: change.priority) {
+                if let operation = core.operations.reprioritize(change.attempt) {
                     effects.reprioritized.append((operation, change.priority))
                 }
             }

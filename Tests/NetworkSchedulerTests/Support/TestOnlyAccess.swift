@@ -50,6 +50,6 @@ extension DataTaskOperation {
 extension AttemptOperations {
     /// The operations made and not yet ended, for a check that none is kept alive.
     var made: [DataTaskOperation] {
-        entries.values.compactMap { if case .made(let operation) = $0 { operation } else { nil } }
+        Array(operations.values)
     }
 }
