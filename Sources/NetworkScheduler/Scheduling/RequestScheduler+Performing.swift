@@ -37,6 +37,7 @@ extension RequestScheduler {
         }
         for refresh in unlocked.refreshes { refreshToken(refresh) }
         for expiry in unlocked.expiries { judge(expiry) }
+        for caller in unlocked.ready { submit(caller) }
         for kept in unlocked.kept {
             record(.outcomeKept(Self.eventCall(kept.request, number: kept.call.number, callers: []), kept.outcome.map(\.statusCode)))
         }

@@ -288,10 +288,7 @@ public final class RequestScheduler: Sendable {
         switch outcome {
         case .succeeded:
             let now = clock.uptimeNanoseconds
-            let isReady = feed { machine in
-                handle.callerID.map { machine.dependencySucceeded($0, now: now) } ?? (false, Machine.Actions())
-            }
-            if isReady { submit(handle) }
+            feed { machine in handle.callerID.map { machine.dependencySucceeded($0, now: now) } ?? Machine.Actions() }
         case .failed(let error):
             // Flat: a chain of 100,000 dependents nests no error in another.
             fail(handle, with: .dependencyFailed(cause: error.rootCause, dependency: dependency))
@@ -303,7 +300,7 @@ public final class RequestScheduler: Sendable {
     /// Prepares the caller's request and attaches it to a call: a new one, or the identical
     /// one in flight. A caller that waited for dependencies is in the machine already; a new
     /// one enters it here, and `group` lists it before a monitor hears of it.
-    private func submit(_ handle: RequestHandle, listingIn group: RequestGroup? = nil) {
+    func submit(_ handle: RequestHandle, listingIn group: RequestGroup? = nil) {
         // Nil once the caller has ended (cancelled as its dependency succeeded): nothing to send.
         guard let submission = handle.submission else { return }
         var request: PreparedRequest

@@ -137,6 +137,9 @@ extension SchedulerMachine {
             var promotions = SmallBatch<Promotion>()
             var kept = SmallBatch<KeptOutcome>()
             var healthChanges = SmallBatch<HealthChange>()
+            /// Callers whose dependencies have all succeeded: each has its request built, outside
+            /// the lock (with the token its dependencies may have stored), and attached.
+            var ready = SmallBatch<CallerHandle>()
         }
 
         var locked = Locked()

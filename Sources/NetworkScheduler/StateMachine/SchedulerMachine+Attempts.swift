@@ -316,5 +316,6 @@ extension SchedulerMachine.Actions {
         unlocked.promotions.append(contentsOf: other.unlocked.promotions)
         unlocked.kept.append(contentsOf: other.unlocked.kept)
         unlocked.healthChanges.append(contentsOf: other.unlocked.healthChanges)
+        unlocked.ready.append(contentsOf: other.unlocked.ready)
     }
 }

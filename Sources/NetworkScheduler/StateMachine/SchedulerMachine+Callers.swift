@@ -54,16 +54,20 @@ extension SchedulerMachine {
         return (id, actions)
     }
 
-    /// One dependency of a waiting caller succeeded. Returns whether its request is now to be
-    /// built (and then attached with ``attach(_:request:submission:key:idempotencyKey:now:)``);
-    /// a caller that stops waiting takes back the priority it lent.
-    mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> (isReady: Bool, Actions) {
-        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return (false, Actions()) }
+    /// One dependency of a waiting caller succeeded. Once all have, the caller is ready: its
+    /// request is to be built (``Actions/Unlocked/ready``), then attached with
+    /// ``attach(_:request:submission:key:idempotencyKey:now:)``; a caller that stops waiting
+    /// takes back the priority it lent.
+    mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> Actions {
+        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return Actions() }
         var actions = Actions()
-        if remaining == 1 { stopLending(from: id, now: now, into: &actions) }
+        if remaining == 1 {
+            stopLending(from: id, now: now, into: &actions)
+            actions.unlocked.ready.append(callers[id.slot].handle)
+        }
         fillHosts(now: now, into: &actions)
         callers[id.slot].stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
-        return (remaining == 1, actions)
+        return actions
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a

@@ -209,10 +209,10 @@ import Testing
         lent.locked.reprioritized = [Machine.Reprioritization(attempt: AttemptID(call: call, serial: 1), priority: .high)]
         #expect(added == lent)
 
-        let (isReady, actions) = machine.dependencySucceeded(id, now: now)
+        let actions = machine.dependencySucceeded(id, now: now)
         var takenBack = Actions()
         takenBack.locked.reprioritized = [Machine.Reprioritization(attempt: AttemptID(call: call, serial: 1), priority: .normal)]
-        #expect(isReady)
+        takenBack.unlocked.ready = ["me"]
         #expect(actions == takenBack)
 
         var failed = Actions()

@@ -157,9 +157,9 @@ struct MachineDriver {
 
     /// One dependency of `name` succeeded; once all have, it sends `path`.
     mutating func dependencySucceeded(_ name: String, then path: String = "/users/1") {
-        let (isReady, actions) = machine.dependencySucceeded(callers[name]!, now: now)
+        let actions = machine.dependencySucceeded(callers[name]!, now: now)
         perform(actions)
-        guard isReady else { return }
+        guard actions.unlocked.ready.contains(name) else { return }
         let (request, key) = Self.request("GET", "https://api.test" + path, shared: true, timeout: 60)
         perform(machine.attach(callers[name]!, request: request, submission: Self.submission(request), key: key, now: now).1)
     }
