@@ -114,11 +114,13 @@ import Testing
         let ended = EventLog<Int32>()
         process.terminationHandler = { ended.append($0.terminationStatus) }
         try process.run()
-        // Read while it runs, so that a full pipe cannot stall it.
-        let reading = Task.detached { pipe.fileHandleForReading.readDataToEndOfFile() }
+        // Read while it runs, so that a full pipe cannot stall it, on a thread of its own: the
+        // read blocks for the whole compile, and a task doing it held one of the cooperative
+        // pool's two threads here for 20-30 s, which starved every other suite's waits.
+        async let read = onOwnThread { pipe.fileHandleForReading.readDataToEndOfFile() }
         let status = await ended.wait(for: 1, timeout: timeout).first
         if status == nil { process.terminate() }
-        let output = String(decoding: await reading.value, as: UTF8.self)
+        let output = String(decoding: await read, as: UTF8.self)
         return (status ?? -1, output)
     }
 }

@@ -249,7 +249,7 @@ private struct RequestSpec: Sendable, CustomStringConvertible {
         var generator = SeededGenerator(seed: seed)
         var (same, different) = (0, 0)
         for pair in 0..<Self.pairsPerSeed {
-            if pair % 20 == 0 { await Task.yield() }
+            if pair % 4 == 0 { await Task.yield() }
             let first = RequestSpec.random(using: &generator)
             let second = Bool.random(using: &generator) ? first.variant(using: &generator) : RequestSpec.random(using: &generator)
             let (firstKey, firstWire) = try await fixture.build(first, using: &generator)
