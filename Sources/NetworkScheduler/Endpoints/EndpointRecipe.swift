@@ -83,8 +83,8 @@ struct EndpointRecipe: Sendable {
     func prepare(context: HeaderFields = [:]) throws(ServiceError) -> PreparedRequest {
         if let invalid = defaults.invalid { throw invalid }
         try HTTPSyntax.checkMethod(method.rawValue)
-        let (url, host) = try location.map { ($0.url, $0.host) }.get()
-        let isOwnOrigin = host == defaults.baseHost
+        let location = try location.get()
+        let isOwnOrigin = location.host == defaults.baseHost
         // Header names are case-insensitive: a later layer replaces an earlier one whatever
         // its spelling. The defaults are shared, not copied, unless a layer adds to them.
         var headers = isOwnOrigin ? defaults.headers : HeaderFields()
@@ -114,9 +114,9 @@ struct EndpointRecipe: Sendable {
             try HTTPSyntax.checkHeaders(self.headers)
             headers.merge(self.headers)
         }
-        let parts = PreparedRequest.Parts(method: method.rawValue, url: url, headers: headers, body: requestBody,
+        let parts = PreparedRequest.Parts(method: method.rawValue, url: location.url, headers: headers, body: requestBody,
                                           timeout: timeout ?? defaults.timeout)
-        return PreparedRequest(parts, host: host)
+        return PreparedRequest(parts, host: location.host)
     }
 
     /// The same recipe without its body: what names the request once it has ended.

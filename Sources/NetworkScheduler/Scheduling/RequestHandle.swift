@@ -351,15 +351,14 @@ public final class RequestHandle: @unchecked Sendable {
     /// second completion is its bug: an assertion in tests, and dropped in a release build
     /// rather than run twice.
     private func claim() -> Bool {
-        let (claimed, submission) = state.withLock { state -> (Bool, Submission?) in
+        // The submission is taken out and dropped here, outside the lock and before the
+        // completion runs: a file only it held is removed then.
+        let (claimed, _) = state.withLock { state -> (Bool, Submission?) in
             guard case .active = state.phase else { return (false, nil) }
             state.phase = .delivering
-            defer { state.submission = nil }
-            return (true, state.submission)
+            return (true, state.submission.take())
         }
         assert(claimed, "caller \(id) was completed twice")
-        // Let go outside the lock, before its completion runs: a file only it held is removed.
-        withExtendedLifetime(submission) {}
         return claimed
     }
 

@@ -244,7 +244,7 @@ public final class RequestScheduler: Sendable {
         if !configuration.eventMonitors.isEmpty {
             handle.waits(for: prerequisites.compactMap { $0.request?.id })
         }
-        // Read once: it is let go as the caller ends, which nothing else can do before it enters.
+        // Nil once the caller has ended: a request's operation cancelled before it started.
         guard let submission = handle.submission else { return }
         let now = clock.uptimeNanoseconds
         feed { machine in
