@@ -73,6 +73,52 @@ import NetworkSchedulerTesting
         #expect(asked.elements == [.timedOut])
     }
 
+    /// The retry policy reads a failure after the machine freed the attempt's slot: a slow
+    /// decider (the app's code) holds no other request of its host.
+    @Test func aFailedAttemptsSlotGoesToTheNextRequestBeforeItsDeciderIsAsked() async throws {
+        let nextArrived = DispatchSemaphore(value: 0)
+        let slotWasFree = EventLog<Bool>()
+        let policy = Self.quick.deciding { _ in
+            // Bounded: before the slot went first, this waited its whole bound and failed.
+            slotWasFree.append(nextArrived.wait(timeout: .now() + 10) == .success)
+            return .doNotRetry
+        }
+        let harness = Harness(budget: 1, retryPolicy: policy) { request in
+            guard request.url?.path == "/v1/next" else { return .status(500) }
+            nextArrived.signal()
+            return .json(userJSON)
+        }
+
+        let failing = Task { try await harness.api.value(for: Resource<User>(path: "failing")) }
+        await harness.transport.arrivals.wait(for: 1)
+        let next = try await harness.api.value(for: Resource<User>(path: "next"))
+
+        #expect(next.id == 1)
+        await #expect { try await failing.value } throws: { Self.status(of: $0) == 500 }
+        #expect(slotWasFree.elements == [true])
+    }
+
+    /// A call whose callers all left while its attempt failed wants no verdict: its policy's
+    /// decider is not asked.
+    @Test func aFailureOfACallWhoseCallersLeftAsksNoDecider() async {
+        let asked = EventLog<Int>()
+        let policy = Self.quick.deciding { attempt in
+            asked.append(attempt.attempt)
+            return .doNotRetry
+        }
+        let transport = LateTransport()
+        let harness = Harness(retryPolicy: policy, configure: { $0.transport = transport })
+
+        let handle = harness.api.send(Resource<User>(path: "users/1")) { _ in }
+        await transport.started.wait(for: 1)
+        handle.cancel()
+        transport.report(.failure(URLError(.networkConnectionLost)))
+        await harness.scheduler.queuesDrained()
+
+        #expect(asked.elements.isEmpty)
+        #expect(harness.isIdle)
+    }
+
     @Test func aStreamAskedTwiceAboutOneFailureCountsOneReconnection() {
         let channel = StreamChannel(decoder: ChunkDecoder(), limit: 1, reconnection: StreamReconnection(delay: 0, maximumInARow: 1))
         let timedOut = RetryPolicy.FailedAttempt(attempt: 1, method: "GET", outcome: .failure(.timedOut))
@@ -211,6 +257,8 @@ private final class LateTransport: HTTPTransport, @unchecked Sendable {
     // Safety: `completion` is behind its lock.
     let maximumConnectionsPerHost = 6
     private let completion = Locked<(@Sendable (Result<TransportResponse, any Error>) -> Void)?>(nil)
+    /// The paths of the requests it was handed.
+    let started = EventLog<String>()
 
     private struct Task: TransportTask {
         func cancel() {}
@@ -219,6 +267,7 @@ private final class LateTransport: HTTPTransport, @unchecked Sendable {
     func startTask(for request: TransportRequest, policy: TransportPolicy, progress: (@Sendable (TransferProgress) -> Void)?,
                    completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
         self.completion.withLock { $0 = completion }
+        started.append(request.urlRequest.url?.path ?? "")
         return Task()
     }
 

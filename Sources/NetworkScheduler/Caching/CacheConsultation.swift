@@ -42,20 +42,19 @@ enum CacheConsultation {
 
 extension ResponseCache {
     /// What the callers of `request` get for `outcome`: the cache's answer if it sent the
-    /// request (a 304 merged, a stale answer for an outage), the outcome otherwise; the cache
-    /// stores what it may and forgets what an unsafe request changed. `isFinal`: no retry follows.
+    /// request (a 304 merged), the outcome otherwise; the cache stores what it may and forgets
+    /// what an unsafe request changed.
     func answer(
         to request: PreparedRequest,
         _ outcome: Result<TransportResponse, ServiceError>,
         requested: Date,
-        now: Date,
-        isFinal: Bool
+        now: Date
     ) -> Result<TransportResponse, ServiceError> {
         guard let context = request.cache else {
             if case .success(let response) = outcome { invalidate(after: response, to: request) }
             return outcome
         }
         return absorb(outcome, of: request, key: context.key, validating: context.validating, policy: context.policy,
-                      requested: requested, now: now, isFinal: isFinal)
+                      requested: requested, now: now)
     }
 }

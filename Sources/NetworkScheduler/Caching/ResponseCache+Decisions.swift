@@ -65,8 +65,8 @@ extension ResponseCache {
 
     /// The answer a caller gets for `outcome`, the result of `request` sent after `decision`,
     /// having stored what may be kept: a 304 merged into the stored answer, a new answer
-    /// stored, an outage answered with a stale copy that allows it (`isFinal`: no retry
-    /// follows). An unsafe request that succeeded drops what is stored for its URL.
+    /// stored. An error, or an outage, is left as it is (see ``staleAnswer(after:validating:now:)``
+    /// once no retry follows). An unsafe request that succeeded drops what is stored for its URL.
     func absorb(
         _ outcome: Result<TransportResponse, ServiceError>,
         of request: PreparedRequest,
@@ -74,17 +74,9 @@ extension ResponseCache {
         validating stored: CachedResponse?,
         policy: CachePolicy,
         requested: Date,
-        now: Date,
-        isFinal: Bool
+        now: Date
     ) -> Result<TransportResponse, ServiceError> {
-        guard case .success(var response) = outcome, !Self.outageStatuses.contains(response.statusCode) else {
-            if case .failure(.cancelled) = outcome { return outcome }
-            guard isFinal, let stored, stored.mayServeStale,
-                  let window = stored.control.seconds("stale-if-error"), stored.staleness(at: now) <= window else { return outcome }
-            var stale = stored.response(at: now)
-            stale.cacheUse = .staleAfterError
-            return .success(stale)
-        }
+        guard case .success(var response) = outcome, !Self.outageStatuses.contains(response.statusCode) else { return outcome }
         let asked = RequestDirectives(request)
         if response.statusCode == 304, let stored {
             let updated = stored.updated(by: response.head, requested: requested, received: now)
@@ -105,6 +97,27 @@ extension ResponseCache {
         store(CachedResponse(key: key, url: response.head.url, statusCode: response.statusCode, fields: fields,
                              body: response.data, requested: requested, received: now, varied: varied))
         return outcome
+    }
+
+    /// What the callers get for `outcome`, a failure no retry follows, of a request that
+    /// revalidated `stored`: that stored answer, if it allows serving stale after an error
+    /// (`stale-if-error`, RFC 5861) and the failure is an outage (an error, or an outage status);
+    /// `outcome` otherwise.
+    static func staleAnswer(
+        after outcome: Result<TransportResponse, ServiceError>,
+        validating stored: CachedResponse?,
+        now: Date
+    ) -> Result<TransportResponse, ServiceError> {
+        switch outcome {
+        case .failure(.cancelled): return outcome
+        case .success(let response) where !outageStatuses.contains(response.statusCode): return outcome
+        case .success, .failure: break
+        }
+        guard let stored, stored.mayServeStale, let window = stored.control.seconds("stale-if-error"),
+              stored.staleness(at: now) <= window else { return outcome }
+        var stale = stored.response(at: now)
+        stale.cacheUse = .staleAfterError
+        return .success(stale)
     }
 
     /// After an unsafe request (anything but GET, HEAD, OPTIONS and TRACE) succeeded: drops

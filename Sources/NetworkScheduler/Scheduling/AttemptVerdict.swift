@@ -78,28 +78,61 @@ extension AttemptVerdict {
         date: Date
     ) {
         let retryAfter: TimeInterval?
+        (kind, retryAfter) = Self.read(outcome, request: request, submission: submission,
+                                       failureStatuses: failureStatuses, date: date)
+        let policy = submission.retryPolicy ?? defaultPolicy
+        retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
+                             after: outcome, retryAfter: retryAfter)
+    }
+
+    /// What `outcome` was, without asking a retry policy: its kind, and the seconds of its
+    /// `Retry-After`, if it gave one.
+    static func read(
+        _ outcome: Result<TransportResponse, ServiceError>,
+        request: PreparedRequest,
+        submission: Submission,
+        failureStatuses: Set<Int>,
+        date: Date
+    ) -> (Kind, retryAfter: TimeInterval?) {
         switch outcome {
         case .success(let payload):
             let status = payload.statusCode
-            retryAfter = RetryPolicy.retryAfter(status: status, now: date) { payload.head.value(forHTTPHeaderField: "Retry-After") }
-            kind = switch status {
+            let retryAfter = RetryPolicy.retryAfter(status: status, now: date) { payload.head.value(forHTTPHeaderField: "Retry-After") }
+            let kind: Kind = switch status {
             case ..<400: .succeeded
             case 401 where submission.authenticator != nil: .unauthorized(rejectedToken: Self.bearerToken(of: request))
             case _ where retryAfter == nil && failureStatuses.contains(status): .serverFailed
             case 429, 503: .throttled(retryAfter: retryAfter)
             default: .rejected
             }
+            return (kind, retryAfter)
         case .failure(let error):
-            retryAfter = nil
-            kind = error == .timedOut ? .timedOut : error.isConnectivityFailure ? .unreachable : .noAnswer
+            return (error == .timedOut ? .timedOut : error.isConnectivityFailure ? .unreachable : .noAnswer, nil)
         }
-        let policy = submission.retryPolicy ?? defaultPolicy
-        retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
-                             after: outcome, retryAfter: retryAfter)
     }
 
     private static func bearerToken(of request: PreparedRequest) -> String? {
         guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else { return nil }
         return String(header.dropFirst("Bearer ".count))
+    }
+}
+
+/// What the layer beside the transport read of an attempt's result as it ended, for
+/// ``SchedulerMachine/attemptEnded(_:with:_:now:)``.
+enum AttemptReading: Equatable, Sendable {
+    /// The whole verdict: a result that asks no retry policy (an answer below 400, a
+    /// cancellation) is judged at once.
+    case verdict(AttemptVerdict)
+    /// A failure, by its kind: the machine frees the attempt's slot and tells its host's health,
+    /// then asks for the verdict (``SchedulerMachine/VerdictWanted``) only if its call still
+    /// wants one, so that a retry policy's decider is asked once for each attempt that counts,
+    /// and never for one the machine already ended.
+    case failure(AttemptVerdict.Kind)
+
+    var kind: AttemptVerdict.Kind {
+        switch self {
+        case .verdict(let verdict): verdict.kind
+        case .failure(let kind): kind
+        }
     }
 }

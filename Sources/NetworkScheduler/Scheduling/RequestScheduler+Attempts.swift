@@ -8,26 +8,22 @@ import FoundationNetworking
 // outside the lock: a token refresh. The decisions (retry, backoff, refresh, deliver) are the
 // machine's: see `SchedulerMachine+Attempts.swift`.
 extension RequestScheduler {
-    /// An attempt's operation reported its outcome: read it here, outside the lock (a retry
-    /// policy's decider runs then), and tell the machine.
-    /// `requested` is when it was sent, if the cache may keep its answer.
+    /// An attempt's operation reported its outcome: the cache takes what it keeps, and the
+    /// machine hears what the outcome was. An answer, or a cancellation, asks no retry policy
+    /// and is judged at once; a failure is judged when the machine asks (``judge(_:)``), only if
+    /// its call still wants a verdict. `requested` is when it was sent, if the cache may keep
+    /// its answer.
     func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>,
                       requested: Date? = nil) {
-        // The late failure of an attempt the machine ended (at its deadline) asks no policy:
-        // the machine judged that attempt once, and a decider may count what it is asked (a
-        // stream's reconnections did, and gave up after one). Only a failure reaches a decider,
-        // so an answer costs no second turn of the lock.
-        if RetryPolicy.isFailure(outcome), !state.withLock({ $0.machine.isRunning(start.id) }) {
-            feed(ending: start.id) { _ in Machine.Actions() }
-            return
+        // Read before the cache's answer: a 304 is what the server said.
+        let (kind, _) = AttemptVerdict.read(outcome, request: start.request, submission: start.submission,
+                                            failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
+        let reading: AttemptReading = if RetryPolicy.isFailure(outcome) { .failure(kind) } else {
+            .verdict(AttemptVerdict(kind: kind, retry: nil))
         }
-        let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
-                                     submission: start.submission, defaultPolicy: configuration.retryPolicy,
-                                     failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
-        // The verdict is on what the server did; the callers get what the cache makes of it.
-        let answer = cacheAnswer(to: start.request, ofCall: start.id.call.number, outcome, requested: requested, isFinal: verdict.retry == nil)
+        let answer = cacheAnswer(to: start.request, ofCall: start.id.call.number, outcome, requested: requested)
         let now = clock.uptimeNanoseconds
-        feed(ending: start.id) { $0.attemptEnded(start.id, with: answer, verdict: verdict, now: now) }
+        feed(ending: start.id) { $0.attemptEnded(start.id, with: answer, reading, now: now) }
     }
 
     /// An attempt's body went out further: the machine moves its deadline, and its call's
@@ -39,18 +35,20 @@ extension RequestScheduler {
         record(.progressed(Self.eventCall(start.request, number: start.id.call.number, callers: Self.ids(of: handles)), progress))
     }
 
-    /// The machine ended an attempt at its deadline: read that timeout as any attempt's result,
-    /// unless the attempt stalled because its body file changed (a file cut short leaves the
-    /// transport waiting for bytes that never come).
-    func judge(_ expiry: Machine.Expiry) {
-        let error = expiry.request.bodyFileChange ?? .timedOut
-        let verdict = AttemptVerdict(of: .failure(error), attemptNumber: expiry.attemptNumber, request: expiry.request,
-                                     submission: expiry.submission, defaultPolicy: configuration.retryPolicy,
+    /// The machine asks for the verdict on a failed attempt (one it ended at its deadline
+    /// included): the call's retry policy reads it here, outside the lock (its decider may be
+    /// the app's), once for that attempt. A timeout is read as the change of the body's file,
+    /// if the layer beside the transport saw one (a file cut short leaves the transport waiting
+    /// for bytes that never come). A failure that ends the call may be answered from the cache.
+    func judge(_ wanted: Machine.VerdictWanted) {
+        var outcome = wanted.outcome
+        if case .failure(.timedOut) = outcome, let change = wanted.request.bodyFileChange { outcome = .failure(change) }
+        let verdict = AttemptVerdict(of: outcome, attemptNumber: wanted.attemptNumber, request: wanted.request,
+                                     submission: wanted.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
-        let answer = verdict.retry == nil && expiry.request.cache != nil
-            ? cacheAnswer(to: expiry.request, ofCall: expiry.id.call.number, .failure(error), requested: nil, isFinal: true) : nil
+        let answer = verdict.retry == nil ? staleAnswer(to: wanted.request, after: outcome) : outcome
         let now = clock.uptimeNanoseconds
-        feed { $0.expiryJudged(expiry.id, as: error, verdict, answer: answer, now: now) }
+        feed { $0.verdictReached(wanted.id, verdict, answer: answer, now: now) }
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

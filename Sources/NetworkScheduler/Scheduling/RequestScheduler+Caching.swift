@@ -41,19 +41,26 @@ extension RequestScheduler {
     }
 
     /// What the callers of `request` get for `outcome`, once the cache (if any) has had it;
-    /// see ``ResponseCache/answer(to:_:requested:now:isFinal:)``.
+    /// see ``ResponseCache/answer(to:_:requested:now:)``.
     func cacheAnswer(
         to request: PreparedRequest,
         ofCall callNumber: Int,
         _ outcome: Result<TransportResponse, ServiceError>,
-        requested: Date?,
-        isFinal: Bool
+        requested: Date?
     ) -> Result<TransportResponse, ServiceError> {
         guard let cache = configuration.cache else { return outcome }
         if request.cache?.validating != nil, case .success(let response) = outcome {
             record(.revalidated(Self.eventCall(request, number: callNumber, callers: []), statusCode: response.statusCode))
         }
         let now = clock.now
-        return cache.answer(to: request, outcome, requested: requested ?? now, now: now, isFinal: isFinal)
+        return cache.answer(to: request, outcome, requested: requested ?? now, now: now)
+    }
+
+    /// What the callers of `request` get for `outcome`, a failure no retry follows: the answer
+    /// it revalidated, if that allows serving stale after an error.
+    func staleAnswer(to request: PreparedRequest, after outcome: Result<TransportResponse, ServiceError>)
+        -> Result<TransportResponse, ServiceError> {
+        guard let stored = request.cache?.validating else { return outcome }
+        return ResponseCache.staleAnswer(after: outcome, validating: stored, now: clock.now)
     }
 }

@@ -36,7 +36,7 @@ extension RequestScheduler {
             RequestHandle.complete(unlocked.deliveries)
         }
         for refresh in unlocked.refreshes { refreshToken(refresh) }
-        for expiry in unlocked.expiries { judge(expiry) }
+        for wanted in unlocked.verdictsWanted { judge(wanted) }
         for caller in unlocked.ready { submit(caller) }
         for kept in unlocked.kept {
             record(.outcomeKept(Self.eventCall(kept.request, number: kept.call.number, callers: []), kept.outcome.map(\.statusCode)))

@@ -61,9 +61,10 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// This policy with your own decision on each failed attempt: retry a status or an error
     /// the rules pass over, give up on one they would retry, or leave it to them. `maxAttempts`
-    /// and `maxRetryAfter` still bound it. It runs on the thread that reports the attempt,
-    /// outside the scheduler's lock, before the scheduler hears of the attempt's end: decide
-    /// quickly, from its argument.
+    /// and `maxRetryAfter` still bound it. It runs outside the scheduler's lock, once for each
+    /// failed attempt whose call still waits for it (not for a call whose callers all left, nor
+    /// again for an attempt that failed after its deadline ended it), after the attempt's
+    /// budget slot went to the next request: decide quickly, from its argument.
     ///
     /// ```swift
     /// let policy = RetryPolicy.default.deciding { attempt in

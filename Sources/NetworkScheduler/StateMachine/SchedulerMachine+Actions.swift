@@ -19,14 +19,17 @@ extension SchedulerMachine {
         var callers: [CallerHandle] = []
     }
 
-    /// An attempt the machine ended at its deadline: its call waits for the verdict on that
-    /// timeout, read as any attempt's result is, then reported with
-    /// ``SchedulerMachine/expiryJudged(_:_:now:)``.
-    struct Expiry {
+    /// An attempt that failed, or that the machine ended at its deadline, whose call waits for
+    /// the verdict on it: the scheduler reads `outcome` by the call's retry policy (outside
+    /// the lock: its decider may be the app's) and reports it with
+    /// ``SchedulerMachine/verdictReached(_:_:answer:now:)``.
+    struct VerdictWanted {
         let id: AttemptID
         let request: PreparedRequest
         let submission: Submission
         let attemptNumber: Int
+        /// What the attempt ended with: `.timedOut` for one the machine ended.
+        let outcome: Result<TransportResponse, ServiceError>
     }
 
     /// A token refresh the scheduler must run, then report with
@@ -130,8 +133,8 @@ extension SchedulerMachine {
             /// Token refreshes to run, each reported with
             /// ``SchedulerMachine/tokenRefreshed(_:rebuilt:now:)``.
             var refreshes = SmallBatch<TokenRefresh>()
-            /// Attempts ended at their deadline, whose calls wait for the verdict on it.
-            var expiries = SmallBatch<Expiry>()
+            /// Attempts that failed or passed their deadline, whose calls wait for the verdict.
+            var verdictsWanted = SmallBatch<VerdictWanted>()
             /// For the event monitors: calls promoted, outcomes kept, hosts paused, probing or
             /// available again.
             var promotions = SmallBatch<Promotion>()
@@ -164,7 +167,7 @@ extension SchedulerMachine {
 extension SchedulerMachine.AttemptStart: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Retry: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Promotion: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Expiry: Equatable {}
+extension SchedulerMachine.VerdictWanted: Equatable {}
 extension SchedulerMachine.TokenRefresh: Equatable {}
 extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.ProgressStep: Equatable where CallerHandle: Equatable {}

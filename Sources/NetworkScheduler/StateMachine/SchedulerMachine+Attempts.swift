@@ -2,12 +2,6 @@
 // The events of attempts: they start, end, time out, back off, wait for a token, and decide
 // their callers' outcome.
 extension SchedulerMachine {
-    /// Whether `attempt` is its call's attempt on the wire: not ended, not past its deadline.
-    func isRunning(_ attempt: AttemptID) -> Bool {
-        guard let call = calls.lookup(attempt.call.slot), let running = call.running else { return false }
-        return running.serial == attempt.serial
-    }
-
     /// An attempt's body went out further, to `progress`: its deadline counts again from
     /// `now`, so that a long upload has a deadline on stalling rather than on its whole length.
     /// Returns its call's callers, to tell of the progress; none if the attempt has ended, or
@@ -25,15 +19,16 @@ extension SchedulerMachine {
         return call.callers.map { callers[$0.slot].handle }
     }
 
-    /// An attempt's task ended with `outcome`, which `verdict` reads (beside the transport:
+    /// An attempt's task ended with `outcome`, which `reading` reads (beside the transport:
     /// the machine never reads a status or a header). Frees its budget slot for the calls
-    /// waiting, then retries the call, refreshes its token, or delivers `outcome` to its
-    /// callers. An attempt that had already ended (at its deadline) changes nothing. Its time
-    /// on the wire is counted on the machine's clock, from the slot it got to `now`.
+    /// waiting and tells its host's health, then retries the call, refreshes its token, or
+    /// delivers `outcome` to its callers; a failure first waits for its verdict (a
+    /// ``VerdictWanted``). An attempt that had already ended (at its deadline) changes nothing.
+    /// Its time on the wire is counted on the machine's clock, from the slot it got to `now`.
     mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Result<TransportResponse, ServiceError>,
-        verdict: AttemptVerdict,
+        _ reading: AttemptReading,
         now: UInt64
     ) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
@@ -41,25 +36,24 @@ extension SchedulerMachine {
         }
         hostsToFill.insert(call.host)
         var actions = Actions()
-        end(attempt.call, running, with: outcome, verdict: verdict, now: now, into: &actions)
+        end(attempt.call, running, with: outcome, reading, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
     }
 
-    /// The verdict on an attempt the machine ended at its deadline (an ``Expiry``), read as
-    /// `error` (`.timedOut`, unless the layer beside the transport found why it stalled): the
-    /// call is tried again, or its callers get `error`. Nothing happens if the call has gone
-    /// meanwhile (its callers left), or for any other attempt.
-    /// `answer` is what the callers get instead of `error` if the call is not tried again (a
-    /// stale answer from the cache).
-    mutating func expiryJudged(_ attempt: AttemptID, as error: ServiceError, _ verdict: AttemptVerdict,
-                               answer: Result<TransportResponse, ServiceError>? = nil, now: UInt64) -> Actions {
+    /// The verdict on an attempt whose call waited for it (a ``VerdictWanted``): the call's
+    /// token is refreshed, or it is tried again, or its callers get `answer` (the attempt's
+    /// outcome as the layer beside the transport read it: the error that stalled it, or a
+    /// stale answer from the cache). Nothing happens if the call has gone meanwhile (its
+    /// callers left), or for any other attempt.
+    mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
+                                 answer: Result<TransportResponse, ServiceError>, now: UInt64) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
-              case .expired(let started) = call.attempt else { return Actions() }
+              case .awaitingVerdict(let started) = call.attempt else { return Actions() }
         call.attempt = .between
         var actions = Actions()
         hostsToFill.insert(call.host)
-        decide(attempt.call, after: answer ?? .failure(error), verdict: verdict, startedAt: started, now: now, into: &actions)
+        decide(attempt.call, after: answer, verdict: verdict, startedAt: started, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
     }
@@ -86,7 +80,7 @@ extension SchedulerMachine {
                 case .waiting: promote(callID, now: now, into: &actions)
                 case .between, .held: backedOff.append(callID)
                 case .kept: forget(callID, now: now, into: &actions)
-                case .expired, .inLane: break
+                case .awaitingVerdict, .inLane: break
                 }
             }
         }
@@ -100,7 +94,7 @@ extension SchedulerMachine {
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
             actions.locked.deadlinePassed.append(AttemptID(call: callID, serial: running.serial))
-            end(callID, running, with: .failure(.timedOut), verdict: nil, now: now, into: &actions)
+            end(callID, running, with: .failure(.timedOut), .failure(.timedOut), now: now, into: &actions)
         }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
@@ -150,32 +144,34 @@ extension SchedulerMachine {
     // MARK: - Ending an attempt
 
     /// Ends an attempt: frees its slot, tells its host's health what it learnt, then retries
-    /// the call, refreshes its token, or delivers. `verdict` is nil for an attempt the machine
-    /// ended at its deadline: its call waits for the verdict on that timeout (an ``Expiry``).
+    /// the call, refreshes its token, or delivers. A failure (an attempt the machine ended at
+    /// its deadline included) has its call wait for the verdict on it (a ``VerdictWanted``);
+    /// a call whose callers all left wants none.
     private mutating func end(
         _ callID: CallID,
         _ running: Running,
         with outcome: Result<TransportResponse, ServiceError>,
-        verdict: AttemptVerdict?,
+        _ reading: AttemptReading,
         now: UInt64,
         into actions: inout Actions
     ) {
         let host = calls[callID.slot].host
         freeSlot(of: running, onHost: host)
         timers[.call(callID)] = nil
-        judge(verdict?.kind ?? .timedOut, of: callID, onHost: host, now: now, into: &actions)
+        judge(reading.kind, of: callID, onHost: host, now: now, into: &actions)
         let call = calls[callID.slot]
         if call.isAbandoned {
             retire(callID, now: now, into: &actions)
         } else if call.callers.count == 0 {
             keep(outcome, of: callID, now: now, into: &actions)
-        } else if let verdict {
+        } else if case .verdict(let verdict) = reading {
             call.attempt = .between
             decide(callID, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
         } else {
-            call.attempt = .expired(started: running.started)
-            actions.unlocked.expiries.append(Expiry(id: AttemptID(call: callID, serial: running.serial), request: call.request,
-                                           submission: call.submission, attemptNumber: call.attemptNumber))
+            call.attempt = .awaitingVerdict(started: running.started)
+            actions.unlocked.verdictsWanted.append(VerdictWanted(
+                id: AttemptID(call: callID, serial: running.serial), request: call.request, submission: call.submission,
+                attemptNumber: call.attemptNumber, outcome: outcome))
         }
     }
 
@@ -311,7 +307,7 @@ extension SchedulerMachine.Actions {
         unlocked.deliveries.append(contentsOf: other.unlocked.deliveries)
         unlocked.cancelled.append(contentsOf: other.unlocked.cancelled)
         unlocked.refreshes.append(contentsOf: other.unlocked.refreshes)
-        unlocked.expiries.append(contentsOf: other.unlocked.expiries)
+        unlocked.verdictsWanted.append(contentsOf: other.unlocked.verdictsWanted)
         unlocked.retries.append(contentsOf: other.unlocked.retries)
         unlocked.promotions.append(contentsOf: other.unlocked.promotions)
         unlocked.kept.append(contentsOf: other.unlocked.kept)

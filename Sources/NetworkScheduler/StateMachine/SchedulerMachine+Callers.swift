@@ -276,7 +276,7 @@ extension SchedulerMachine {
             return
         case .waiting:
             leaveLine(callID)
-        case .between, .expired:
+        case .between, .awaitingVerdict:
             timers[.call(callID)] = nil
         case .held, .inLane:
             break

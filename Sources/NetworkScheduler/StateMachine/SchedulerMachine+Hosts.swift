@@ -51,7 +51,7 @@ extension SchedulerMachine {
             hosts[host].waiting -= 1
         case .held(let firstArrival, let firstSince):
             (arrival, since) = (firstArrival, firstSince)
-        case .between, .expired, .running, .abandoned, .inLane, .kept:
+        case .between, .awaitingVerdict, .running, .abandoned, .inLane, .kept:
             (arrival, since) = (nextTicket, now)
             calls[callID.slot].rankSince = now
         }
@@ -219,7 +219,7 @@ extension SchedulerMachine {
             if let after = call.priorities.highest, after != before {
                 actions.locked.reprioritized.append(Reprioritization(attempt: AttemptID(call: callID, serial: running.serial), priority: after))
             }
-        case .waiting, .between, .expired, .abandoned, .held, .inLane, .kept:
+        case .waiting, .between, .awaitingVerdict, .abandoned, .held, .inLane, .kept:
             break
         }
     }

@@ -244,9 +244,9 @@ struct SchedulerMachine<CallerHandle> {
         case running(Running)
         /// Waiting for a backoff to end (its timer), or for a new token.
         case between
-        /// Its attempt that got its slot at `started` passed its deadline: it waits for the
-        /// verdict on that timeout (``SchedulerMachine/expiryJudged(_:_:now:)``).
-        case expired(started: UInt64)
+        /// Its attempt that got its slot at `started` failed, or passed its deadline: it waits
+        /// for the verdict on that (``SchedulerMachine/verdictReached(_:_:answer:now:)``).
+        case awaitingVerdict(started: UInt64)
         /// Its callers all left while it ran: it keeps its slot until its task ends.
         case abandoned(Running)
         /// Out of its line because every caller of it is suspended; `arrival` and `since` are
@@ -375,7 +375,7 @@ extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running
-        case .waiting, .between, .expired, .held, .inLane, .kept: nil
+        case .waiting, .between, .awaitingVerdict, .held, .inLane, .kept: nil
         }
     }
 

@@ -68,11 +68,13 @@ import Testing
         }
 
         let freed = machine.attemptEnded(AttemptID(call: blockerCall, serial: 1), with: .success(Self.ok()),
-                                         verdict: AttemptVerdict(kind: .succeeded, retry: nil), now: now)
+                                         .verdict(AttemptVerdict(kind: .succeeded, retry: nil)), now: now)
         #expect(freed.locked.starts.map { $0.callers.sorted() } == [["a", "b"]], "what the start's event names, with the start")
 
-        let retried = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .success(Self.ok(503)),
-                                           verdict: AttemptVerdict(kind: .throttled(retryAfter: 3), retry: .after(3)), now: now)
+        let attempt = AttemptID(call: call, serial: 1)
+        _ = machine.attemptEnded(attempt, with: .success(Self.ok(503)), .failure(.throttled(retryAfter: 3)), now: now)
+        let retried = machine.verdictReached(attempt, AttemptVerdict(kind: .throttled(retryAfter: 3), retry: .after(3)),
+                                             answer: .success(Self.ok(503)), now: now)
         #expect(retried.unlocked.retries.map { $0.callers.sorted() } == [["a", "b"]])
     }
 
@@ -125,7 +127,7 @@ import Testing
         let later = now + Self.seconds(2)
 
         let actions = machine.attemptEnded(AttemptID(call: firstCall, serial: 1), with: .success(Self.ok()),
-                                           verdict: AttemptVerdict(kind: .succeeded, retry: nil), now: later)
+                                           .verdict(AttemptVerdict(kind: .succeeded, retry: nil)), now: later)
 
         // The timer stays armed for the first attempt's deadline, earlier than the second's.
         var expected = Actions()
@@ -135,18 +137,26 @@ import Testing
         #expect(actions == expected)
     }
 
-    @Test mutating func aRetryableFailureWaitsOutItsBackoffThenStartsAgain() {
+    @Test mutating func aRetryableFailureWaitsForItsVerdictThenOutItsBackoffThenStartsAgain() {
         let (_, attachment, _, request, submission) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         let answer = Self.ok(503)
+        let attempt = AttemptID(call: call, serial: 1)
 
-        let ended = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .success(answer),
-                                         verdict: AttemptVerdict(kind: .throttled(retryAfter: 3), retry: .after(3)), now: now)
+        let ended = machine.attemptEnded(attempt, with: .success(answer), .failure(.throttled(retryAfter: 3)), now: now)
+
+        var wanted = Actions()
+        wanted.unlocked.verdictsWanted = [Machine.VerdictWanted(id: attempt, request: request, submission: submission,
+                                                                attemptNumber: 1, outcome: .success(answer))]
+        #expect(ended == wanted)
+
+        let judged = machine.verdictReached(attempt, AttemptVerdict(kind: .throttled(retryAfter: 3), retry: .after(3)),
+                                            answer: .success(answer), now: now)
 
         var expected = Actions()
         expected.locked.armTimer = now + Self.seconds(3)
         expected.unlocked.retries = [Machine.Retry(call: call, request: request, attempt: 2, delay: 3, outcome: .success(answer))]
-        #expect(ended == expected)
+        #expect(judged == expected)
 
         let resumed = machine.timerFired(now: now + Self.seconds(3))
 
@@ -166,10 +176,12 @@ import Testing
 
         var expected = Actions()
         expected.locked.deadlinePassed = [attempt]
-        expected.unlocked.expiries = [Machine.Expiry(id: attempt, request: request, submission: submission, attemptNumber: 1)]
+        expected.unlocked.verdictsWanted = [Machine.VerdictWanted(id: attempt, request: request, submission: submission,
+                                                                  attemptNumber: 1, outcome: .failure(.timedOut))]
         #expect(fired == expected)
 
-        let judged = machine.expiryJudged(attempt, as: .timedOut, AttemptVerdict(kind: .timedOut, retry: nil), now: deadline)
+        let judged = machine.verdictReached(attempt, AttemptVerdict(kind: .timedOut, retry: nil), answer: .failure(.timedOut),
+                                            now: deadline)
 
         var delivered = Actions()
         delivered.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(
@@ -181,8 +193,10 @@ import Testing
         let (_, attachment, _, request, submission) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
 
-        let ended = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .success(Self.ok(401)),
-                                         verdict: AttemptVerdict(kind: .unauthorized(rejectedToken: "old"), retry: nil), now: now)
+        let attempt = AttemptID(call: call, serial: 1)
+        _ = machine.attemptEnded(attempt, with: .success(Self.ok(401)), .failure(.unauthorized(rejectedToken: "old")), now: now)
+        let ended = machine.verdictReached(attempt, AttemptVerdict(kind: .unauthorized(rejectedToken: "old"), retry: nil),
+                                           answer: .success(Self.ok(401)), now: now)
 
         // Told to the monitors as a retry with no delay; the replay keeps its attempt number.
         var expected = Actions()
@@ -266,7 +280,7 @@ extension SchedulerMachine.Actions: CustomTestStringConvertible {
         add("deliveries", unlocked.deliveries.map { "\($0.caller): \($0.result.outcome.map(\.statusCode)), \($0.result.measured)" })
         add("retries", unlocked.retries.map { "\($0.call) as try \($0.attempt) after \($0.delay) s" })
         add("refreshes", unlocked.refreshes.map { "\($0.call) rejected \($0.rejected ?? "nil")" })
-        add("expiries", unlocked.expiries.map(\.id))
+        add("verdictsWanted", unlocked.verdictsWanted.map(\.id))
         add("promotions", unlocked.promotions.map { "\($0.call) \($0.from) to \($0.to)" })
         add("kept", unlocked.kept.map { $0.request.urlRequest.url?.path ?? "" })
         add("healthChanges", unlocked.healthChanges.map { "\($0.host) \($0.availability)" })

@@ -93,7 +93,7 @@ struct FuzzRun {
                                healthPolicy: HostHealth.Policy(failuresBeforePause: seed % 4 == 1 ? nil : 3, pauseAfterFailures: 0.5, maximumPause: 4,
                                                               adaptsBudget: seed.isMultiple(of: 5)),
                                rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": HostHealth.RateLimit(requestsPerSecond: 4, burst: 2)])
-        driver.judgesExpiriesAtOnce = false
+        driver.judgesAtOnce = false
     }
 
     mutating func step() {
@@ -106,7 +106,7 @@ struct FuzzRun {
         case 35..<43: resolveADependency()
         case 43..<54: cancelACaller()
         case 54..<77: endAnAttempt()
-        case 77..<79: judgeAnExpiry()
+        case 77..<79: judgeAFailure()
         case 79..<81: reportAnAttemptAgain()
         case 81..<82: reportProgress()
         case 82..<92: advanceTheClock()
@@ -128,7 +128,7 @@ struct FuzzRun {
                 for _ in 0..<4 { driver.dependencySucceeded(name) }
             }
             while let refresh = driver.refreshes.first { driver.tokenRefreshed(refresh) }
-            while let expiry = driver.pendingExpiries.first { driver.judgeExpiry(expiry) }
+            while let wanted = driver.pendingVerdicts.first { driver.judge(wanted) }
             startedTasks()
             for task in unreported { driver.end(task) }
             reported += unreported
@@ -244,14 +244,19 @@ struct FuzzRun {
         case 85..<92: driver.end(task, error: .timedOut)
         default: driver.end(task, error: .noConnection(URLError(.notConnectedToInternet)))
         }
+        // The scheduler reports a failure's verdict right after the event that wanted it: here
+        // seven times in eight; the eighth comes some events later (``judgeAFailure()``).
+        if let wanted = driver.pendingVerdicts.last, wanted.id == driver.starts[task]?.id, Int.random(in: 0..<8, using: &random) > 0 {
+            driver.judge(wanted)
+        }
     }
 
-    /// The verdict on an attempt the machine ended at its deadline arrives, some events later:
-    /// its callers may have left, or been cancelled, meanwhile.
-    private mutating func judgeAnExpiry() {
-        guard let expiry = driver.pendingExpiries.randomElement(using: &random) else { return }
-        lastEvent = "judge the timeout of \(expiry.id)"
-        driver.judgeExpiry(expiry)
+    /// The verdict on a failed attempt (one the machine ended at its deadline included)
+    /// arrives, some events later: its callers may have left, or been cancelled, meanwhile.
+    private mutating func judgeAFailure() {
+        guard let wanted = driver.pendingVerdicts.randomElement(using: &random) else { return }
+        lastEvent = "judge the failure of \(wanted.id)"
+        driver.judge(wanted)
     }
 
     private mutating func reportAnAttemptAgain() {

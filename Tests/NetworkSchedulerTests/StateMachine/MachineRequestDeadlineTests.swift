@@ -65,25 +65,92 @@ import Testing
     }
 }
 
-/// An attempt the machine ends at its deadline frees its slot at once; its call then waits
-/// for the verdict on that timeout, read beside the transport as any result is.
-@Suite struct MachineExpiryTests {
+/// A failed attempt, or one the machine ends at its deadline, frees its slot at once; its call
+/// then waits for the verdict on it, which the retry policy reaches beside the transport, once
+/// for each attempt whose call still wants it.
+@Suite struct MachineVerdictTests {
+    @Test func aFailureFreesItsSlotAtOnceAndItsCallWaitsForItsVerdict() {
+        var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
+        driver.judgesAtOnce = false
+        driver.send("failing", "/failing")
+        driver.send("next", "/next")
+        driver.end("task 1", status: 500)
+
+        #expect(driver.started == ["task 1", "task 2"]) // the slot went to the next call
+        #expect(driver.pendingVerdicts.map(\.id) == [driver.attempts["task 1"]!])
+        #expect(driver.pendingVerdicts.map(\.outcome).map { $0.map(\.statusCode) } == [.success(500)])
+        #expect(driver.outcome(of: "failing") == nil)
+
+        // The verdict retries it, in its line behind the call that took the slot.
+        driver.judge(driver.pendingVerdicts[0])
+        driver.end("task 2")
+        driver.end("task 3")
+        #expect(driver.started == ["task 1", "task 2", "task 3"])
+        #expect(driver.outcome(of: "failing") == .success(200))
+        #expect(driver.verdictsReached == 1)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func anAnswerOrACancellationIsJudgedAtOnce() {
+        var driver = MachineDriver(budget: 2)
+        driver.judgesAtOnce = false
+        driver.send("answered", "/answered")
+        driver.send("cancelled", "/cancelled")
+        driver.end("task 1", status: 204)
+        driver.end("task 2", error: .cancelled)
+
+        #expect(driver.pendingVerdicts.isEmpty)
+        #expect(driver.outcome(of: "answered") == .success(204))
+        #expect(driver.outcome(of: "cancelled") == .failure(.cancelled))
+        #expect(driver.verdictsReached == 0)
+    }
+
+    @Test func theLateFailureOfAnAttemptEndedAtItsDeadlineWantsNoSecondVerdict() {
+        var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
+        driver.judgesAtOnce = false
+        driver.send("slow", "/slow", timeout: 1)
+        driver.advance(seconds: 1)
+        #expect(driver.pendingVerdicts.count == 1)
+
+        driver.end("task 1", status: 503)
+        driver.end("task 1", error: .noConnection(URLError(.networkConnectionLost)))
+
+        #expect(driver.pendingVerdicts.count == 1)
+        driver.judge(driver.pendingVerdicts[0])
+        driver.end("task 2")
+        #expect(driver.outcome(of: "slow") == .success(200))
+        #expect(driver.verdictsReached == 1)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
+    @Test func theFailureOfACallWhoseCallersAllLeftWantsNoVerdict() {
+        var driver = MachineDriver(budget: 1)
+        driver.judgesAtOnce = false
+        driver.send("gone", "/gone")
+        driver.cancel("gone")
+        driver.end("task 1", status: 503)
+
+        #expect(driver.pendingVerdicts.isEmpty)
+        #expect(driver.outcomeCount(of: "gone") == 1)
+        #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
+    }
+
     @Test func anExpiredAttemptFreesItsSlotAtOnceAndItsCallWaitsForTheVerdict() {
         var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
-        driver.judgesExpiriesAtOnce = false
+        driver.judgesAtOnce = false
         driver.send("slow", "/slow", timeout: 1)
         driver.send("next", "/next")
         driver.advance(seconds: 1)
 
         #expect(driver.cancelledTasks == ["task 1"])
         #expect(driver.started == ["task 1", "task 2"]) // the slot went to the next call
-        #expect(driver.pendingExpiries.map(\.id) == [driver.attempts["task 1"]!])
+        #expect(driver.pendingVerdicts.map(\.id) == [driver.attempts["task 1"]!])
         #expect(driver.outcome(of: "slow") == nil)
 
         // A late report of the ended attempt changes nothing; the verdict retries it.
         driver.end("task 1", error: .cancelled)
         #expect(driver.outcome(of: "slow") == nil)
-        driver.judgeExpiry(driver.pendingExpiries[0])
+        driver.judge(driver.pendingVerdicts[0])
         driver.end("task 2")
         #expect(driver.started == ["task 1", "task 2", "task 3"])
         driver.end("task 3")
@@ -101,13 +168,13 @@ import Testing
 
     @Test func aCallWhoseCallersLeftWhileItsVerdictCameLeavesNothing() {
         var driver = MachineDriver(budget: 1, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0))
-        driver.judgesExpiriesAtOnce = false
+        driver.judgesAtOnce = false
         driver.send("slow", "/slow", timeout: 1)
         driver.advance(seconds: 1)
         driver.cancel("slow")
         #expect(driver.outcome(of: "slow") == .failure(.cancelled))
 
-        driver.judgeExpiry(driver.pendingExpiries[0])
+        driver.judge(driver.pendingVerdicts[0])
         #expect(driver.started == ["task 1"])
         #expect(driver.violations.isEmpty && driver.machine.census == (0, 0, 0))
         #expect(driver.machine.timers.isEmpty)

@@ -29,12 +29,17 @@ struct MachineDriver {
     private var tasks: [AttemptID: String] = [:]
     /// The policy of calls whose submission has none, as the scheduler's configuration's.
     let retryPolicy: RetryPolicy
-    /// Whether an attempt the machine ends at its deadline is judged within the same event,
-    /// as the scheduler does at once after it; if not, it waits in ``pendingExpiries`` until
-    /// ``judgeExpiry(_:)``.
-    var judgesExpiriesAtOnce = true
-    /// Attempts ended at their deadline whose verdict has not been reported yet.
-    var pendingExpiries: [Machine.Expiry] = []
+    /// Whether a failed attempt (one the machine ends at its deadline included) is judged
+    /// within the same event, as the scheduler does at once after it; if not, it waits in
+    /// ``pendingVerdicts`` until ``judge(_:)``.
+    var judgesAtOnce = true
+    /// Failed attempts whose verdict the machine wants and has not been reported yet.
+    var pendingVerdicts: [Machine.VerdictWanted] = []
+    /// How many verdicts were reached by the retry policy: once for each failed attempt whose
+    /// call wanted one.
+    private(set) var verdictsReached = 0
+    /// Every attempt whose verdict the machine wanted: never one twice.
+    private var verdictsWanted: Set<AttemptID> = []
     /// Task names in the order their attempts started.
     var started: [String] = []
     /// What each caller got, in order.
@@ -188,10 +193,10 @@ struct MachineDriver {
         let start = starts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
-        let verdict = AttemptVerdict(of: outcome, attemptNumber: start.attemptNumber, request: start.request,
-                                     submission: start.submission, defaultPolicy: retryPolicy,
-                                     failureStatuses: machine.healthPolicy.failureStatuses, date: date)
-        perform(machine.attemptEnded(start.id, with: outcome, verdict: verdict, now: now))
+        let (kind, _) = AttemptVerdict.read(outcome, request: start.request, submission: start.submission,
+                                            failureStatuses: machine.healthPolicy.failureStatuses, date: date)
+        let reading: AttemptReading = RetryPolicy.isFailure(outcome) ? .failure(kind) : .verdict(AttemptVerdict(kind: kind, retry: nil))
+        perform(machine.attemptEnded(start.id, with: outcome, reading, now: now))
     }
 
     /// The body of task `name` went out further: returns the callers the machine says to tell.
@@ -232,14 +237,14 @@ struct MachineDriver {
         perform(machine.tokenRefreshed(refresh.call, rebuilt: rebuilt, now: now))
     }
 
-    /// The verdict on an attempt the machine ended at its deadline is reported, as the
-    /// scheduler reads it.
-    mutating func judgeExpiry(_ expiry: Machine.Expiry) {
-        pendingExpiries.removeAll { $0.id == expiry.id }
-        let verdict = AttemptVerdict(of: .failure(.timedOut), attemptNumber: expiry.attemptNumber, request: expiry.request,
-                                     submission: expiry.submission, defaultPolicy: retryPolicy,
+    /// The verdict on a failed attempt is reported, as the scheduler reads it.
+    mutating func judge(_ wanted: Machine.VerdictWanted) {
+        pendingVerdicts.removeAll { $0.id == wanted.id }
+        verdictsReached += 1
+        let verdict = AttemptVerdict(of: wanted.outcome, attemptNumber: wanted.attemptNumber, request: wanted.request,
+                                     submission: wanted.submission, defaultPolicy: retryPolicy,
                                      failureStatuses: machine.healthPolicy.failureStatuses, date: date)
-        perform(machine.expiryJudged(expiry.id, as: .timedOut, verdict, now: now))
+        perform(machine.verdictReached(wanted.id, verdict, answer: wanted.outcome, now: now))
     }
 
     /// The uptime `seconds` from now.
@@ -287,9 +292,12 @@ struct MachineDriver {
         for change in unlocked.healthChanges { healthChanges.append((change.host, change.availability)) }
         for outcome in unlocked.kept { kept.append(outcome.request.urlRequest.url?.path ?? "") }
         recordLineArrivals()
-        pendingExpiries.append(contentsOf: unlocked.expiries)
-        if judgesExpiriesAtOnce {
-            while let expiry = pendingExpiries.first { judgeExpiry(expiry) }
+        for wanted in unlocked.verdictsWanted where !verdictsWanted.insert(wanted.id).inserted {
+            brokenContracts.append("the verdict on \(wanted.id) was wanted twice")
+        }
+        pendingVerdicts.append(contentsOf: unlocked.verdictsWanted)
+        if judgesAtOnce {
+            while let wanted = pendingVerdicts.first { judge(wanted) }
         }
     }
 

@@ -84,7 +84,7 @@ extension SchedulerMachine {
                 check(timers[.call(id)] != nil, "\(id) runs without a deadline")
             case .between:
                 break
-            case .expired:
+            case .awaitingVerdict:
                 check(timers[.call(id)] == nil, "\(id) waits for the verdict on its timeout with a timer")
             case .kept(_, let until):
                 check(timers[.call(id)] == until, "\(id) keeps its outcome without a timer to forget it")
