@@ -158,4 +158,8 @@ public enum StubResponse: Sendable {
         default: false
         }
     }
+
+    var isHold: Bool {
+        if case .hold = self { true } else { false }
+    }
 }

@@ -55,6 +55,8 @@ public final class StubTransport: HTTPTransport {
         var maxInFlight = 0
         /// What each scripted route answers next; the last answer repeats.
         var script: [String: [StubResponse]]
+        /// Set by ``StubTransport/stopHolding(answering:)``: what a request to be held gets.
+        var insteadOfHolding: StubResponse?
     }
 
     /// The most requests the transport runs at once to one host: the scheduler's budget.
@@ -138,16 +140,19 @@ public final class StubTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let request = transportRequest.urlRequest
-        let response = response(to: request)
+        let scripted = response(to: request)
         priorities.append((request.url?.path ?? "", policy.priority))
-        let task = StubTask(request: request, transport: self, answersCancellation: !response.isNever, progress: progress,
+        let task = StubTask(request: request, transport: self, answersCancellation: !scripted.isNever, progress: progress,
                             sink: transportRequest.responseSink, completion: completion)
-        state.withLock { state in
+        // Held or not in the same turn of the lock as `stopHolding` takes what is held: a
+        // request is either among those it releases, or answered as it arrives.
+        let response = state.withLock { state -> StubResponse in
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
-        }
-        if case .hold = response {
-            state.withLock { $0.held.append(Held(task: task, request: request)) }
+            guard case .hold = scripted else { return scripted }
+            if let instead = state.insteadOfHolding { return instead }
+            state.held.append(Held(task: task, request: request))
+            return .hold
         }
         // Announced once held, so that a test that releases what arrived always finds it.
         arrivals.append(Arrival(transportRequest))
@@ -179,6 +184,21 @@ public final class StubTransport: HTTPTransport {
             answer(held.task, with: response, onThisThread: true)
         }
         return true
+    }
+
+    /// Releases every request held, oldest first, with `response`, and answers with it every
+    /// request that would be held from now on: a test that ends its load with this leaves no
+    /// request held, even one that arrives as it runs.
+    ///
+    /// - Parameter response: what the held requests, and those that would be, get; not `.hold`.
+    public func stopHolding(answering response: StubResponse = .json("{}")) {
+        precondition(!response.isHold, "stopHolding answers requests; it cannot hold them")
+        let held = state.withLock { state in
+            state.insteadOfHolding = response
+            defer { state.held = [] }
+            return state.held
+        }
+        for request in held { answer(request.task, with: response, onThisThread: true) }
     }
 
     private func response(to request: URLRequest) -> StubResponse {

@@ -82,7 +82,7 @@ extension HeavyTests {
             #expect(await workersDone.wait(for: workers, timeout: 300).count == workers)
             for server in servers {
                 server.draining.withLock { $0 = true }
-                while server.transport.release(with: .json(userJSON)) {}
+                server.transport.stopHolding(answering: .json(userJSON))
             }
 
             let ended = await ledger.ended.wait(for: callersPerRound, timeout: 300)

@@ -78,7 +78,7 @@ extension HeavyTests {
             #expect(await workersDone.wait(for: Self.workers, timeout: 300).count == Self.workers)
             let arrivedWhileDriving = server.transport.arrivals.count
             server.draining.withLock { $0 = true }
-            while server.transport.release(with: .json(userJSON)) {}
+            server.transport.stopHolding(answering: .json(userJSON))
 
             let ended = await ledger.ended.wait(for: Self.callers, timeout: 300)
             #expect(ended.count == Self.callers, "seed \(seed): only \(ended.count) callers ended")

@@ -81,6 +81,19 @@ import Testing
         }
     }
 
+    @Test func stopHoldingReleasesWhatIsHeldAndAnswersWhatWouldBeHeldLater() async throws {
+        let transport = StubTransport { _ in .hold }
+        let (_, api) = Self.scheduler(transport)
+        let first = Task { try await api.value(for: Resource<Item>(path: "items/1")) }
+        await transport.arrivals.wait(for: 1)
+
+        transport.stopHolding(answering: .json(#"{"id": 7}"#))
+
+        #expect(try await first.value == Item(id: 7))
+        #expect(try await api.value(for: Resource<Item>(path: "items/2")) == Item(id: 7), "held from now on: answered")
+        #expect(transport.heldCount == 0)
+    }
+
     @Test func aScriptedRouteAnswersInOrderAndRepeatsItsLastAnswer() async throws {
         let transport = StubTransport(script: ["GET /v1/items/1": [.serverError(503), .json(#"{"id": 1}"#)]])
         let (_, api) = Self.scheduler(transport)
