@@ -41,12 +41,10 @@ extension SchedulerMachine {
                             isSuspended: isSuspended, hasDeadline: deadline != nil)
         let lentTo = waited.compactMap { $0.machine == self.id && callers.contains($0.caller.slot) ? $0.caller : nil }
         if !lentTo.isEmpty {
-            let box = caller.lendingBox()
-            box.dependencies = lentTo
-            box.host = host
+            caller.lending = Lending(dependencies: lentTo, host: host)
         }
         let id = CallerID(slot: callers.insert(caller), number: number)
-        for dependency in lentTo { callers[dependency.slot].lendingBox().dependents.append(id) }
+        for dependency in lentTo { callers[dependency.slot].changeLending { $0.dependents.append(id) } }
         var actions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &actions) }
         lend(from: id, now: now, into: &actions)

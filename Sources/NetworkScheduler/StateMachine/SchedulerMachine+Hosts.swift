@@ -187,8 +187,8 @@ extension SchedulerMachine {
 
     /// Frees the slot kept for a caller, if one is: its host is then to be filled.
     mutating func releaseSlot(keptFor id: CallerID) {
-        guard let lending = callers.lookup(id.slot)?.lending, let host = lending.reservedSlot else { return }
-        lending.reservedSlot = nil
+        guard let host = callers.lookup(id.slot)?.lending?.reservedSlot else { return }
+        callers[id.slot].lending?.reservedSlot = nil
         hosts[host].reserved -= 1
         hostsToFill.insert(host)
     }

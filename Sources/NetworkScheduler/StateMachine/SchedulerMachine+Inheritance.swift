@@ -65,9 +65,10 @@ extension SchedulerMachine {
         into changes: inout [PriorityChange]
     ) {
         let was = callers[id.slot].effectivePriority
-        let box = callers[id.slot].lendingBox()
-        if let removed { box.inherited.remove(removed) }
-        if let added { box.inherited.add(added) }
+        callers[id.slot].changeLending { lending in
+            if let removed { lending.inherited.remove(removed) }
+            if let added { lending.inherited.add(added) }
+        }
         let now = callers[id.slot].effectivePriority
         if now != was { changes.append(PriorityChange(caller: id, was: was, now: now)) }
     }

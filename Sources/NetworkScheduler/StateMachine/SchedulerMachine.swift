@@ -80,9 +80,10 @@ enum TimerKey: Hashable, Sendable {
 /// only hands it back. Attempts are named by their ``AttemptID``; their operations are the
 /// scheduler's. Tests drive it with plain values, synchronously.
 ///
-/// It is not quite a value: its calls (``Call``) and its callers' lending boxes (``Lending``)
-/// are objects, for the speed measured where each is declared, reached only through it. A copy
-/// of the machine would share them with the original, so nothing copies it: the scheduler
+/// It is not quite a value: its calls (``Call``) are objects, for the speed measured where
+/// ``Call`` is declared, reached only through it (its callers' ``Lending``, kept out of line
+/// too, is a value). A copy of the machine would share its calls with the original, so
+/// nothing copies it: the scheduler
 /// keeps its one machine in its lock and mutates it in place, and tests keep theirs in one
 /// driver. Between events it keeps nothing but its state (`hostsToFill` is empty then, which
 /// the invariants check).
@@ -190,8 +191,9 @@ struct SchedulerMachine<CallerHandle> {
         /// Its own priority now: callers may change it while they wait or run.
         var priority: RequestPriority
         var stage: Stage
-        /// What it waits for and what is lent to it, once it is in a dependency.
-        var lending: Lending?
+        /// What it waits for and what is lent to it, once it is in a dependency: out of line,
+        /// so that the callers in none (most) carry one word for it.
+        var lendingStorage: OutOfLine<Lending>? = nil
         /// Whether its group is suspended: its call does not start while every caller of it is.
         var isSuspended = false
         /// Whether it has a deadline of its own (a timer).
@@ -207,19 +209,24 @@ struct SchedulerMachine<CallerHandle> {
             return max(priority, inherited)
         }
 
-        /// Its lending box, made on first use.
-        mutating func lendingBox() -> Lending {
-            if let lending { return lending }
-            let box = Lending()
-            lending = box
-            return box
+        /// What it waits for and what is lent to it, once it is in a dependency.
+        var lending: Lending? {
+            get { lendingStorage?.value }
+            set { lendingStorage = newValue.map(OutOfLine.init) }
+        }
+
+        /// Changes its lending, made on first use. Its lists are changed in place: the box is
+        /// let go of first, so that they are not shared (and copied) while they change.
+        mutating func changeLending<Result>(_ change: (inout Lending) -> Result) -> Result {
+            var lending = lendingStorage.take()?.value ?? Lending()
+            defer { lendingStorage = OutOfLine(lending) }
+            return change(&lending)
         }
     }
 
-    /// A caller's part in dependencies: kept apart, and made only for the callers that wait or
-    /// are waited for, so that the others (most) do not carry its 40 bytes. Only its machine
-    /// reaches it, through its caller.
-    final class Lending {
+    /// A caller's part in dependencies: kept out of line, and made only for the callers that
+    /// wait or are waited for, so that the others (most) do not carry its 40 bytes.
+    struct Lending {
         /// While its caller waits: the callers it waits for that inherit its priority, those of
         /// this machine that were here when it started waiting.
         var dependencies: [CallerID] = []
@@ -366,8 +373,7 @@ extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable {}
 // Safety: a call is reached only through its machine, whose owner guards it (the scheduler's
 // lock), and holds nothing that is not Sendable.
 extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable {}
-// Safety: as a call's, a lending box is reached only through its machine.
-extension SchedulerMachine.Lending: @unchecked Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Lending: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable {}
 
