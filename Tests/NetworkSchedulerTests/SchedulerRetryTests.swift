@@ -76,26 +76,32 @@ import NetworkSchedulerTesting
     /// The retry policy reads a failure after the machine freed the attempt's slot: a slow
     /// decider (the app's code) holds no other request of its host.
     @Test func aFailedAttemptsSlotGoesToTheNextRequestBeforeItsDeciderIsAsked() async throws {
-        let nextArrived = DispatchSemaphore(value: 0)
-        let slotWasFree = EventLog<Bool>()
+        let scheduler = Locked<RequestScheduler?>(nil)
+        let waitingWhenAsked = EventLog<Int>()
         let policy = Self.quick.deciding { _ in
-            // Bounded: before the slot went first, this waited its whole bound and failed.
-            slotWasFree.append(nextArrived.wait(timeout: .now() + 10) == .success)
+            // A decider runs outside the scheduler's lock: it may read the line.
+            let waiting = scheduler.withLock { $0 }!.state.withLock { $0.machine.lineCounts.waiting }
+            waitingWhenAsked.append(waiting)
             return .doNotRetry
         }
         let harness = Harness(budget: 1, retryPolicy: policy) { request in
-            guard request.url?.path == "/v1/next" else { return .status(500) }
-            nextArrived.signal()
-            return .json(userJSON)
+            request.url?.path == "/v1/failing" ? .hold : .json(userJSON)
         }
+        scheduler.withLock { $0 = harness.scheduler }
 
+        // Given the failing request on the wire and the next one waiting for its slot
         let failing = Task { try await harness.api.value(for: Resource<User>(path: "failing")) }
         await harness.transport.arrivals.wait(for: 1)
-        let next = try await harness.api.value(for: Resource<User>(path: "next"))
+        let next = Task { try await harness.api.value(for: Resource<User>(path: "next")) }
+        await harness.events.enqueued.wait(for: 2)
 
-        #expect(next.id == 1)
+        // When the first fails
+        #expect(harness.transport.release(path: "/v1/failing", with: .status(500)))
+
+        // Then the next had left the line for the freed slot before the decider was asked
         await #expect { try await failing.value } throws: { Self.status(of: $0) == 500 }
-        #expect(slotWasFree.elements == [true])
+        #expect(try await next.value.id == 1)
+        #expect(waitingWhenAsked.elements == [0])
     }
 
     /// A call whose callers all left while its attempt failed wants no verdict: its policy's
