@@ -186,6 +186,17 @@ public final class StubTransport: HTTPTransport {
         return true
     }
 
+    /// Lists `task` among the held, unless ``stopHolding(answering:)`` said what to answer
+    /// instead.
+    private func hold(_ task: StubTask, onThisThread: Bool) {
+        let instead = state.withLock { state -> StubResponse? in
+            if let instead = state.insteadOfHolding { return instead }
+            state.held.append(Held(task: task, request: task.request))
+            return nil
+        }
+        if let instead { answer(task, with: instead, onThisThread: onThisThread) }
+    }
+
     /// Releases every request held, oldest first, with `response`, and answers with it every
     /// request that would be held from now on: a test that ends its load with this leaves no
     /// request held, even one that arrives as it runs.
@@ -224,7 +235,7 @@ public final class StubTransport: HTTPTransport {
         }
         switch response {
         case .hold:
-            state.withLock { $0.held.append(Held(task: task, request: task.request)) }
+            hold(task, onThisThread: onThisThread)
         case .never:
             break
         case let .respond(status, body, headers):
@@ -238,6 +249,10 @@ public final class StubTransport: HTTPTransport {
             }
         case .fail(let error):
             finish(.failure(error))
+        case let .progress(steps, then: .hold):
+            // Held before its steps are told: a test that releases it once it saw them finds it.
+            hold(task, onThisThread: onThisThread)
+            for step in steps { task.report(step) }
         case let .progress(steps, then):
             for step in steps { task.report(step) }
             answer(task, with: then, onThisThread: onThisThread)
