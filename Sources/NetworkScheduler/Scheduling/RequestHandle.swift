@@ -302,12 +302,14 @@ public final class RequestHandle: @unchecked Sendable {
 
     /// Delivers many callers' outcomes, in order, with one hop to each callback queue: for a
     /// call's joiners.
-    static func complete(_ deliveries: SmallBatch<SchedulerMachine<RequestHandle>.Delivery>) {
+    static func complete(_ deliveries: SmallBatch<RequestScheduler.Machine.Delivery>) {
+        var decodes: (call: CallID, decodes: SharedDecodes)?
         guard deliveries.count > 1 else {
-            for delivery in deliveries { delivery.caller.complete(with: delivery.result) }
+            for delivery in deliveries { delivery.caller.complete(with: CallResult(delivery, sharing: &decodes)) }
             return
         }
-        for (callbacks, queued) in claim(deliveries, handle: \.caller, deliverNow: { $0.caller.deliverNow($0.result) }) {
+        let results = deliveries.map { (caller: $0.caller, result: CallResult($0, sharing: &decodes)) }
+        for (callbacks, queued) in claim(results, handle: \.caller, deliverNow: { $0.caller.deliverNow($0.result) }) {
             callbacks.run(queued.lazy.map { .one($0.caller, $0.result) })
         }
     }
@@ -402,31 +404,5 @@ extension RequestHandle {
         let value: UInt64
         /// `#` and a number, unique in the process, in the order callers were sent.
         public var description: String { "#\(value)" }
-    }
-}
-
-/// What a network call produced for one caller.
-struct CallResult: Sendable, Equatable {
-    var outcome: Result<TransportResponse, ServiceError>
-    /// Its waits and sharing, as the machine measured them; see ``metrics``.
-    var measured = ResponseMetrics()
-    /// The `Idempotency-Key` the call carried, which gives 409 and 422 their meaning.
-    var idempotencyKey: String?
-    /// Shared by the callers of one call, so that those reading it the same way decode once.
-    var sharedDecodes: SharedDecodes?
-
-    static func failure(_ error: ServiceError) -> CallResult {
-        CallResult(outcome: .failure(error))
-    }
-
-    /// What the caller is told of the call: the machine's figures, with the status read here,
-    /// since the machine reads none.
-    var metrics: ResponseMetrics {
-        var metrics = measured
-        if case .success(let response) = outcome {
-            metrics.statusCode = response.statusCode
-            metrics.cacheUse = response.cacheUse
-        }
-        return metrics
     }
 }

@@ -16,12 +16,12 @@ extension RequestScheduler {
     func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>,
                       requested: Date? = nil) {
         // Read before the cache's answer: a 304 is what the server said.
-        let (kind, _) = AttemptVerdict.read(outcome, request: start.request, submission: start.submission,
+        let (kind, _) = AttemptVerdict.read(outcome, request: start.request.prepared, submission: start.request.submission,
                                             failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let reading: AttemptReading = if RetryPolicy.isFailure(outcome) { .failure(kind) } else {
             .verdict(AttemptVerdict(kind: kind, retry: nil))
         }
-        let answer = cacheAnswer(to: start.request, ofCall: start.id.call.number, outcome, requested: requested)
+        let answer = cacheAnswer(to: start.request.prepared, ofCall: start.id.call.number, outcome, requested: requested)
         let now = clock.uptimeNanoseconds
         feed(ending: start.id) { $0.attemptEnded(start.id, with: answer, reading, now: now) }
     }
@@ -32,7 +32,7 @@ extension RequestScheduler {
         let now = clock.uptimeNanoseconds
         let handles = feed { machine in (machine.attemptProgressed(start.id, to: progress, now: now), Machine.Actions()) }
         for handle in handles { handle.progressed(progress) }
-        record(.progressed(Self.eventCall(start.request, number: start.id.call.number, callers: Self.ids(of: handles)), progress))
+        record(.progressed(Self.eventCall(start.request.prepared, number: start.id.call.number, callers: Self.ids(of: handles)), progress))
     }
 
     /// The machine asks for the verdict on a failed attempt (one it ended at its deadline
@@ -42,11 +42,11 @@ extension RequestScheduler {
     /// for bytes that never come). A failure that ends the call may be answered from the cache.
     func judge(_ wanted: Machine.VerdictWanted) {
         var outcome = wanted.outcome
-        if case .failure(.timedOut) = outcome, let change = wanted.request.bodyFileChange { outcome = .failure(change) }
-        let verdict = AttemptVerdict(of: outcome, attemptNumber: wanted.attemptNumber, request: wanted.request,
-                                     submission: wanted.submission, defaultPolicy: configuration.retryPolicy,
+        if case .failure(.timedOut) = outcome, let change = wanted.request.prepared.bodyFileChange { outcome = .failure(change) }
+        let verdict = AttemptVerdict(of: outcome, attemptNumber: wanted.attemptNumber, request: wanted.request.prepared,
+                                     submission: wanted.request.submission, defaultPolicy: configuration.retryPolicy,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
-        let answer = verdict.retry == nil ? staleAnswer(to: wanted.request, after: outcome) : outcome
+        let answer = verdict.retry == nil ? staleAnswer(to: wanted.request.prepared, after: outcome) : outcome
         let now = clock.uptimeNanoseconds
         feed { $0.verdictReached(wanted.id, verdict, answer: answer, now: now) }
     }
@@ -54,7 +54,7 @@ extension RequestScheduler {
     /// Gets a token newer than the one the server rejected, then has the machine send the call
     /// again with its request rebuilt (with the call's `Idempotency-Key`), or fail it.
     func refreshToken(_ refresh: Machine.TokenRefresh) {
-        guard let authenticator = refresh.submission.authenticator else { return }
+        guard let authenticator = refresh.request.submission.authenticator else { return }
         Task { [weak self] in
             do throws(ServiceError) {
                 _ = try await authenticator.token(replacing: refresh.rejected, within: refresh.patience)
@@ -62,13 +62,16 @@ extension RequestScheduler {
                 self?.tokenRefreshed(refresh.call, rebuilt: .failure(.authenticationFailed(cause: error)))
                 return
             }
-            self?.tokenRefreshed(refresh.call, rebuilt: Result { () throws(ServiceError) in try refresh.rebuiltRequest() })
+            self?.tokenRefreshed(refresh.call, rebuilt: Result { () throws(ServiceError) in try refresh.request.rebuilt() })
         }
     }
 
-    private func tokenRefreshed(_ call: CallID, rebuilt: Result<PreparedRequest, ServiceError>) {
+    private func tokenRefreshed(_ call: CallID, rebuilt: Result<ScheduledRequest, ServiceError>) {
         let now = clock.uptimeNanoseconds
-        feed { $0.tokenRefreshed(call, rebuilt: rebuilt, now: now) }
+        switch rebuilt {
+        case .success(let request): feed { $0.tokenRefreshed(call, rebuilt: request, now: now) }
+        case .failure(let error): feed { $0.tokenRefreshFailed(call, with: .failure(error), now: now) }
+        }
     }
 
     /// The error a retried attempt ended with, for the event monitors.
@@ -80,20 +83,5 @@ extension RequestScheduler {
         case .failure(let error):
             error
         }
-    }
-}
-
-extension SchedulerMachine.TokenRefresh {
-    /// The call's request built again with the new token, carrying the `Idempotency-Key`, the
-    /// context fields (``ContextPropagation``) and the adapter's identity it was sent with (a
-    /// user switched in meanwhile fails the replay's adapter check instead of taking the call).
-    func rebuiltRequest() throws(ServiceError) -> PreparedRequest {
-        let names = submission.contextPropagation?.fieldNames ?? []
-        let context = HeaderFields(request.headerFields.filter { field in
-            names.contains { HeaderFields.isSameName($0, field.name) }
-        })
-        var rebuilt = try submission.prepare(context: context, identity: request.adaptation?.identity)
-        if let key = request.header("idempotency-key") { rebuilt.setValue(key, forHTTPHeaderField: "Idempotency-Key") }
-        return rebuilt
     }
 }

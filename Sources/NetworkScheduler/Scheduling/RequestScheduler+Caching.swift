@@ -18,7 +18,7 @@ extension RequestScheduler {
         case .notCached:
             fail(handle, with: .notCached)
         case .answer(let response, let revalidating):
-            end(handle, with: CallResult(outcome: .success(response)))
+            end(handle, with: .success(response))
             if let revalidating { revalidateInBackground(submission, key: revalidating) }
         }
         return consultation

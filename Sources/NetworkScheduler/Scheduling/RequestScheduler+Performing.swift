@@ -5,8 +5,7 @@ import FoundationNetworking
 #endif
 
 // The scheduler's executor: what the machine decided, performed after its lock is released.
-// Each action carries what performing it needs (an attempt its request, submission and
-// callers), so nothing here asks the machine again.
+// Each action carries what performing it needs (an attempt its request and callers), so nothing here asks the machine again.
 extension RequestScheduler {
     /// What an event leaves the scheduler to do with operations, found under the lock.
     struct OperationEffects {
@@ -39,18 +38,18 @@ extension RequestScheduler {
         for wanted in unlocked.verdictsWanted { judge(wanted) }
         for caller in unlocked.ready { submit(caller) }
         for kept in unlocked.kept {
-            record(.outcomeKept(Self.eventCall(kept.request, number: kept.call.number, callers: []), kept.outcome.map(\.statusCode)))
+            record(.outcomeKept(Self.eventCall(kept.request.prepared, number: kept.call.number, callers: []), kept.outcome.map(\.statusCode)))
         }
     }
 
     /// The retries, promotions and host changes an event decided, for the monitors.
     private func tellMonitors(_ unlocked: Machine.Actions.Unlocked) {
         for retry in unlocked.retries {
-            record(.retried(Self.eventCall(retry.request, number: retry.call.number, callers: Self.ids(of: retry.callers)),
+            record(.retried(Self.eventCall(retry.request.prepared, number: retry.call.number, callers: Self.ids(of: retry.callers)),
                             attempt: retry.attempt, after: retry.delay, cause: Self.cause(of: retry.outcome)))
         }
         for promotion in unlocked.promotions {
-            record(.promoted(Self.eventCall(promotion.request, number: promotion.call.number, callers: Self.ids(of: promotion.callers)),
+            record(.promoted(Self.eventCall(promotion.request.prepared, number: promotion.call.number, callers: Self.ids(of: promotion.callers)),
                              from: promotion.from, to: promotion.to))
         }
         if unlocked.healthChanges.count > 0 {
@@ -69,7 +68,7 @@ extension RequestScheduler {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable () -> Void)?
         if !configuration.eventMonitors.isEmpty {
-            onStart = { [self, waitingSince = start.waitingSince, request = start.request, number = start.id.call.number,
+            onStart = { [self, waitingSince = start.waitingSince, request = start.request.prepared, number = start.id.call.number,
                          callers = Self.ids(of: start.callers)] in
                 // Since the call entered its waiting line, not since this operation was made.
                 let now = clock.uptimeNanoseconds
@@ -78,25 +77,26 @@ extension RequestScheduler {
         }
         // Only for a request with a body: the others would make a closure for nothing.
         var onProgress: (@Sendable (TransferProgress) -> Void)?
-        if start.request.hasBody || start.submission.downloadDestination != nil || start.submission.opensStream {
+        let submission = start.request.submission
+        if start.request.prepared.hasBody || submission.downloadDestination != nil || submission.opensStream {
             onProgress = { [self] progress in attemptProgressed(start, progress) }
         }
         // For the age of an answer the cache keeps (RFC 9111 §4.2.3).
-        let requested = start.request.cache != nil ? clock.now : nil
-        var policy = start.submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
+        let requested = start.request.prepared.cache != nil ? clock.now : nil
+        var policy = submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
         policy.priority = start.priority
         policy.originBoundHeaders += credentialHeaders
         return DataTaskOperation(
-            request: start.request,
+            request: start.request.prepared,
             transport: configuration.transport,
             policy: policy,
-            adapter: start.submission.adapter,
+            adapter: submission.adapter,
             clock: clock,
             onStart: onStart,
-            downloadDestination: start.submission.downloadDestination,
+            downloadDestination: submission.downloadDestination,
             // A body written to disk has no limit by default: only the one its app sets.
-            downloadLimit: start.submission.maximumResponseSize ?? .max,
-            stream: start.submission.stream,
+            downloadLimit: submission.maximumResponseSize ?? .max,
+            stream: submission.stream,
             onProgress: onProgress,
             onCompletion: { [self] outcome in
                 attemptEnded(start, with: outcome, requested: requested)

@@ -37,7 +37,7 @@ public final class RequestScheduler: Sendable {
     let headersIgnoredByTheCache: HeaderNames
     /// ``Configuration-swift.struct/credentialHeaders``, which a redirect elsewhere drops.
     let credentialHeaders: [String]
-    typealias Machine = SchedulerMachine<RequestHandle>
+    typealias Machine = SchedulerMachine<RequestHandle, ScheduledRequest, Result<TransportResponse, ServiceError>>
     /// Every decision (see ``SchedulerMachine``), and the attempts' operations.
     let state: Locked<Core>
     /// Its machine's ID, which a dependent of another scheduler tells apart from its own.
@@ -321,7 +321,7 @@ public final class RequestScheduler: Sendable {
         if submission.sendsIdempotencyKey, request.header("idempotency-key") == nil {
             request.setValue(UUID().uuidString, forHTTPHeaderField: "Idempotency-Key")
         }
-        let idempotencyKey = request.header("idempotency-key")
+        let scheduled = ScheduledRequest(request, of: submission)
         let now = clock.uptimeNanoseconds
         let isMonitored = !configuration.eventMonitors.isEmpty
         feed(announcing: { (attachment: Machine.Attachment) in
@@ -334,16 +334,13 @@ public final class RequestScheduler: Sendable {
             let attachment: Machine.Attachment
             let actions: Machine.Actions
             if let id = handle.callerID {
-                (attachment, actions) = machine.attach(id, request: request, submission: submission, key: key,
-                                                       idempotencyKey: idempotencyKey, now: now)
+                (attachment, actions) = machine.attach(id, request: scheduled, key: key, now: now)
             } else {
                 // Listed as it enters the machine: see `RequestGroup.insert`.
                 let isSuspended = group?.insert(handle) ?? false
                 let id: CallerID
                 (id, attachment, actions) = machine.submit(handle, number: handle.id.value, priority: handle.priority, isSuspended: isSuspended,
-                                                           request: request,
-                                                           submission: submission, key: key,
-                                                           idempotencyKey: idempotencyKey,
+                                                           request: scheduled, key: key,
                                                            deadline: Self.deadline(of: submission, sentAt: now),
                                                            now: now)
                 handle.callerID = id
@@ -522,17 +519,18 @@ public final class RequestScheduler: Sendable {
         end(handle, with: .failure(error))
     }
 
-    /// Ends a caller that is not attached to a call with `result`: an error, or the cache's answer.
-    func end(_ handle: RequestHandle, with result: CallResult) {
+    /// Ends a caller that is not attached to a call with `outcome`: an error, or the cache's
+    /// answer.
+    func end(_ handle: RequestHandle, with outcome: Result<TransportResponse, ServiceError>) {
         // One that never entered the machine (its request could not be built, or the cache
         // answered it) has nothing to race with: nobody else can end it, and it needs no turn
         // of the lock. Its ID is set only on its own path into the machine, which is this one.
         guard let id = handle.callerID else {
-            handle.complete(with: result)
+            handle.complete(with: CallResult(outcome: outcome))
             return
         }
         let now = clock.uptimeNanoseconds
-        feed { machine in machine.end(id, with: result, now: now) }
+        feed { machine in machine.end(id, with: outcome, now: now) }
     }
 
     private func timerFired() {

@@ -4,8 +4,7 @@ extension SchedulerMachine {
     /// it by its ID from then on (to cancel it, or give it a new priority), and never holds it.
     struct AttemptStart {
         let id: AttemptID
-        let request: PreparedRequest
-        let submission: Submission
+        let request: Request
         /// The uptime since which its call waited in its line.
         let waitingSince: UInt64
         /// The call's priority as it starts, for its task.
@@ -25,24 +24,22 @@ extension SchedulerMachine {
     /// ``SchedulerMachine/verdictReached(_:_:answer:now:)``.
     struct VerdictWanted {
         let id: AttemptID
-        let request: PreparedRequest
-        let submission: Submission
+        let request: Request
         let attemptNumber: Int
-        /// What the attempt ended with: `.timedOut` for one the machine ended.
-        let outcome: Result<TransportResponse, ServiceError>
+        /// What the attempt ended with: ``CallOutcome/attemptTimedOut`` for one the machine
+        /// ended.
+        let outcome: Outcome
     }
 
     /// A token refresh the scheduler must run, then report with
     /// ``SchedulerMachine/tokenRefreshed(_:rebuilt:now:)``.
     struct TokenRefresh {
         let call: CallID
-        /// The call's, whose authenticator gets the token and which builds its request again.
-        let submission: Submission
         /// The token the server rejected.
         let rejected: String?
-        /// The request it was sent with, whose `Idempotency-Key` and context fields
-        /// (``ContextPropagation``) its rebuilt request carries again.
-        let request: PreparedRequest
+        /// The request it was sent with, from which the shell builds it again with the new
+        /// token.
+        let request: Request
         /// The most seconds the call waits for the new token: its request's timeout.
         let patience: Seconds
     }
@@ -50,11 +47,11 @@ extension SchedulerMachine {
     /// A call that will be tried again, for the event monitors.
     struct Retry {
         let call: CallID
-        let request: PreparedRequest
+        let request: Request
         let attempt: Int
         let delay: Seconds
         /// What the attempt before it ended with.
-        let outcome: Result<TransportResponse, ServiceError>
+        let outcome: Outcome
         /// Its call's callers, when the machine names them; else none.
         var callers: [CallerHandle] = []
     }
@@ -68,7 +65,25 @@ extension SchedulerMachine {
     /// A caller whose outcome is decided, with what it gets.
     struct Delivery {
         let caller: CallerHandle
-        let result: CallResult
+        let outcome: Outcome
+        /// Its waits and sharing, on the machine's clock.
+        var measured = Measured()
+        /// The call it was served by, whose callers are delivered one after another, and that
+        /// call's request. Nil for an outcome that came from elsewhere (the cache, an error
+        /// before any call).
+        var call: CallID?
+        var request: Request?
+    }
+
+    /// What the machine measured of a caller's wait, in seconds.
+    struct Measured: Equatable, Sendable {
+        /// Whether other callers shared its call.
+        var wasShared = false
+        /// From joining until the last attempt of its call got a budget slot (zero for a
+        /// caller that joined a call already on the wire).
+        var queued: Seconds = 0
+        /// From that slot to the outcome.
+        var onTheWire: Seconds = 0
     }
 
     /// A step of a call's upload, for a caller that joined it after the step was told.
@@ -81,7 +96,7 @@ extension SchedulerMachine {
     /// rose from and to.
     struct Promotion {
         let call: CallID
-        let request: PreparedRequest
+        let request: Request
         let from: RequestPriority
         let to: RequestPriority
         /// Its call's callers, when the machine names them; else none.
@@ -90,10 +105,10 @@ extension SchedulerMachine {
 
     /// A keyed call that ran on after its callers left, with its outcome, which is kept for
     /// identical requests.
-    struct KeptOutcome: Equatable {
+    struct KeptOutcome {
         let call: CallID
-        let request: PreparedRequest
-        let outcome: Result<TransportResponse, ServiceError>
+        let request: Request
+        let outcome: Outcome
     }
 
     /// What the scheduler must do after an event: each event returns one.
@@ -164,21 +179,25 @@ extension SchedulerMachine {
 
 }
 
-extension SchedulerMachine.AttemptStart: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Retry: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Promotion: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.VerdictWanted: Equatable {}
-extension SchedulerMachine.TokenRefresh: Equatable {}
-extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable {}
+extension SchedulerMachine.AttemptStart: Equatable where CallerHandle: Equatable, Request: Equatable {}
+extension SchedulerMachine.Retry: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.Promotion: Equatable where CallerHandle: Equatable, Request: Equatable {}
+extension SchedulerMachine.VerdictWanted: Equatable where Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.TokenRefresh: Equatable where Request: Equatable {}
+extension SchedulerMachine.KeptOutcome: Equatable where Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.ProgressStep: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Actions.Locked: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Actions: Equatable where CallerHandle: Equatable {}
-extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.AttemptStart: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Retry: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Promotion: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Actions.Locked: Equatable where CallerHandle: Equatable, Request: Equatable {}
+extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.Actions: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable, Request: Sendable {}
+extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.AttemptStart: Sendable where CallerHandle: Sendable, Request: Sendable {}
+extension SchedulerMachine.Retry: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Promotion: Sendable where CallerHandle: Sendable, Request: Sendable {}
 extension SchedulerMachine.ProgressStep: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.VerdictWanted: Sendable where Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.TokenRefresh: Sendable where Request: Sendable {}
+extension SchedulerMachine.KeptOutcome: Sendable where Request: Sendable, Outcome: Sendable {}

@@ -14,7 +14,7 @@ extension SchedulerMachine {
         }
         // Later than it was: the timer armed for the earlier deadline finds nothing due, and
         // arms itself for the next.
-        timers[.call(attempt.call)] = Self.deadline(after: now, timeout: call.request.timeout)
+        timers[.call(attempt.call)] = Self.deadline(after: now, timeout: call.request.attemptTimeout)
         call.progress = progress
         return call.callers.map { callers[$0.slot].handle }
     }
@@ -27,7 +27,7 @@ extension SchedulerMachine {
     /// Its time on the wire is counted on the machine's clock, from the slot it got to `now`.
     mutating func attemptEnded(
         _ attempt: AttemptID,
-        with outcome: Result<TransportResponse, ServiceError>,
+        with outcome: Outcome,
         _ reading: AttemptReading,
         now: UInt64
     ) -> Actions {
@@ -47,7 +47,7 @@ extension SchedulerMachine {
     /// stale answer from the cache). Nothing happens if the call has gone meanwhile (its
     /// callers left), or for any other attempt.
     mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
-                                 answer: Result<TransportResponse, ServiceError>, now: UInt64) -> Actions {
+                                 answer: Outcome, now: UInt64) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
               case .awaitingVerdict(let started) = call.attempt else { return Actions() }
         call.attempt = .between
@@ -58,8 +58,9 @@ extension SchedulerMachine {
         return actions
     }
 
-    /// The timer fired: callers past their own deadline end with `.deadlineExceeded`, attempts
-    /// past theirs end as `.timedOut` (their tasks are cancelled), calls that waited too long
+    /// The timer fired: callers past their own deadline end with
+    /// ``CallOutcome/callerDeadlinePassed``, attempts past theirs as
+    /// ``CallOutcome/attemptTimedOut`` (their tasks are cancelled), calls that waited too long
     /// are promoted, and calls whose backoff is over go back in their lines.
     mutating func timerFired(now: UInt64) -> Actions {
         var actions = Actions()
@@ -89,12 +90,12 @@ extension SchedulerMachine {
         for callID in backedOff { line(callID, now: now, into: &actions) }
         for id in late {
             if let handle = leave(id, now: now, into: &actions) {
-                actions.unlocked.deliveries.append(Delivery(caller: handle, result: .failure(.deadlineExceeded)))
+                actions.unlocked.deliveries.append(Delivery(caller: handle, outcome: .callerDeadlinePassed))
             }
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
             actions.locked.deadlinePassed.append(AttemptID(call: callID, serial: running.serial))
-            end(callID, running, with: .failure(.timedOut), .failure(.timedOut), now: now, into: &actions)
+            end(callID, running, with: .attemptTimedOut, .failure(.timedOut), now: now, into: &actions)
         }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
@@ -115,19 +116,25 @@ extension SchedulerMachine {
                                                              callers: namedCallers(of: callID)))
     }
 
-    /// A token refresh for `callID` ended: its request, rebuilt with the new token, is sent
-    /// again; or its callers get the error.
-    mutating func tokenRefreshed(_ callID: CallID, rebuilt: Result<PreparedRequest, ServiceError>, now: UInt64) -> Actions {
+    /// A token refresh for `callID` ended with a new token: its request, `rebuilt` with it, is
+    /// sent again.
+    mutating func tokenRefreshed(_ callID: CallID, rebuilt: Request, now: UInt64) -> Actions {
         guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
         var actions = Actions()
-        switch rebuilt {
-        case .success(let request):
-            calls[callID.slot].request = request
-            hostsToFill.insert(call.host)
-            line(callID, now: now, into: &actions)
-        case .failure(let error):
-            deliver(.failure(error), failed: true, of: callID, startedAt: nil, now: now, into: &actions)
-        }
+        call.request = rebuilt
+        hostsToFill.insert(call.host)
+        line(callID, now: now, into: &actions)
+        fillHosts(now: now, into: &actions)
+        return actions
+    }
+
+    /// A token refresh for `callID` failed, or its request could not be built again: its
+    /// callers get `outcome`.
+    mutating func tokenRefreshFailed(_ callID: CallID, with outcome: Outcome, now: UInt64) -> Actions {
+        guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
+        var actions = Actions()
+        hostsToFill.insert(call.host)
+        deliver(outcome, failed: true, of: callID, startedAt: nil, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
     }
@@ -150,7 +157,7 @@ extension SchedulerMachine {
     private mutating func end(
         _ callID: CallID,
         _ running: Running,
-        with outcome: Result<TransportResponse, ServiceError>,
+        with outcome: Outcome,
         _ reading: AttemptReading,
         now: UInt64,
         into actions: inout Actions
@@ -170,8 +177,7 @@ extension SchedulerMachine {
         } else {
             call.attempt = .awaitingVerdict(started: running.started)
             actions.unlocked.verdictsWanted.append(VerdictWanted(
-                id: AttemptID(call: callID, serial: running.serial), request: call.request, submission: call.submission,
-                attemptNumber: call.attemptNumber, outcome: outcome))
+                id: AttemptID(call: callID, serial: running.serial), request: call.request, attemptNumber: call.attemptNumber, outcome: outcome))
         }
     }
 
@@ -179,7 +185,7 @@ extension SchedulerMachine {
     /// its callers get.
     private mutating func decide(
         _ callID: CallID,
-        after outcome: Result<TransportResponse, ServiceError>,
+        after outcome: Outcome,
         verdict: AttemptVerdict,
         startedAt attemptStart: UInt64,
         now: UInt64,
@@ -188,8 +194,8 @@ extension SchedulerMachine {
         let call = calls[callID.slot]
         if case .unauthorized = verdict.kind, !call.replayedWithNewToken {
             call.replayedWithNewToken = true
-            actions.unlocked.refreshes.append(TokenRefresh(call: callID, submission: call.submission, rejected: verdict.rejectedToken,
-                                                  request: call.request, patience: call.request.timeout))
+            actions.unlocked.refreshes.append(TokenRefresh(call: callID, rejected: verdict.rejectedToken, request: call.request,
+                                                           patience: call.request.attemptTimeout))
             actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             return
@@ -227,7 +233,7 @@ extension SchedulerMachine {
     /// if one did: each caller waited from joining until then (or not at all, joining a call on
     /// the wire), and the attempt was on the wire from then to `now`.
     mutating func deliver(
-        _ outcome: Result<TransportResponse, ServiceError>,
+        _ outcome: Outcome,
         failed: Bool,
         of callID: CallID,
         startedAt attemptStart: UInt64?,
@@ -236,19 +242,16 @@ extension SchedulerMachine {
     ) {
         unregister(callID)
         let call = retire(callID, failed: failed, now: now, into: &actions)
-        // Those that read an answer the same way decode it once; an error has nothing to decode.
-        let isAnswer = (try? outcome.get()) != nil
-        let sharedDecodes = call.callers.count > 1 && isAnswer ? SharedDecodes() : nil
         for id in call.callers {
             let caller = removeCaller(id)
             guard case .attached(_, let since) = caller.stage else { continue }
-            let metrics = ResponseMetrics(
+            let measured = Measured(
                 wasShared: call.wasShared,
-                queuedDuration: seconds(from: since, to: attemptStart ?? now),
-                networkDuration: attemptStart.map { seconds(from: $0, to: now) } ?? 0
+                queued: seconds(from: since, to: attemptStart ?? now),
+                onTheWire: attemptStart.map { seconds(from: $0, to: now) } ?? 0
             )
-            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: CallResult(
-                outcome: outcome, measured: metrics, idempotencyKey: call.idempotencyKey, sharedDecodes: sharedDecodes)))
+            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome, measured: measured,
+                                                        call: callID, request: call.request))
         }
     }
 
@@ -257,7 +260,7 @@ extension SchedulerMachine {
     /// A keyed call whose callers all left ended on the wire: its outcome is kept under its
     /// key for ``keptOutcomeWindow`` (or forgotten at once without one), and its lane goes on.
     private mutating func keep(
-        _ outcome: Result<TransportResponse, ServiceError>,
+        _ outcome: Outcome,
         of callID: CallID,
         now: UInt64,
         into actions: inout Actions
@@ -270,7 +273,7 @@ extension SchedulerMachine {
         }
         call.attempt = .kept(outcome, until: now + keptOutcomeWindow)
         setTimer(.call(callID), at: now + keptOutcomeWindow, into: &actions)
-        if let lane = call.submission.lane { leaveLane(lane, callID, failed: false, now: now, into: &actions) }
+        if let lane = call.request.lane { leaveLane(lane, callID, failed: false, now: now, into: &actions) }
     }
 
     /// Removes a kept outcome, or a keyed call that ended without callers.

@@ -22,9 +22,10 @@ extension SchedulerMachine {
     /// A caller that waits for `dependencies` to succeed before its request is built. Those
     /// of them (`waitingFor`) that are this machine's and still here inherit its priority
     /// while it waits; another machine's caller inherits nothing, since its ID names a place
-    /// in that machine only. With a `deadline` (an uptime), it ends with `.deadlineExceeded`
-    /// then if it has not ended. `host` is where its request will go (as ``Host/name``), if
-    /// known: the slot its last dependency's call frees there may be kept for it.
+    /// in that machine only. With a `deadline` (an uptime), it ends then with
+    /// ``CallOutcome/callerDeadlinePassed`` if it has not ended. `host` is where its request
+    /// will go (as ``Host/name``), if known: the slot its last dependency's call frees there may
+    /// be kept for it.
     mutating func add(
         _ handle: CallerHandle,
         number: UInt64,
@@ -54,7 +55,7 @@ extension SchedulerMachine {
 
     /// One dependency of a waiting caller succeeded. Once all have, the caller is ready: its
     /// request is to be built (``Actions/Unlocked/ready``), then attached with
-    /// ``attach(_:request:submission:key:idempotencyKey:now:)``; a caller that stops waiting
+    /// ``attach(_:request:key:now:)``; a caller that stops waiting
     /// takes back the priority it lent.
     mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> Actions {
         guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return Actions() }
@@ -69,18 +70,15 @@ extension SchedulerMachine {
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
-    /// new one, which sends `request`. `idempotencyKey` is the `Idempotency-Key` the request
-    /// carries, if any; `isSuspended`, whether its group is; `deadline`, the uptime at which it
-    /// ends with `.deadlineExceeded` if it has not ended.
+    /// new one, which sends `request`. `isSuspended` is whether its group is; `deadline`, the
+    /// uptime at which it ends with ``CallOutcome/callerDeadlinePassed`` if it has not ended.
     mutating func submit(
         _ handle: CallerHandle,
         number: UInt64,
         priority: RequestPriority,
         isSuspended: Bool = false,
-        request: PreparedRequest,
-        submission: Submission,
+        request: Request,
         key: CallKey?,
-        idempotencyKey: String? = nil,
         deadline: UInt64? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
@@ -89,8 +87,7 @@ extension SchedulerMachine {
                           number: number)
         var deadlineActions = Actions()
         if let deadline { setTimer(.caller(id), at: deadline, into: &deadlineActions) }
-        var (attachment, actions) = attach(id, request: request, submission: submission, key: key,
-                                           idempotencyKey: idempotencyKey, now: now)
+        var (attachment, actions) = attach(id, request: request, key: key, now: now)
         actions.merge(deadlineActions)
         return (id, attachment, actions)
     }
@@ -98,10 +95,8 @@ extension SchedulerMachine {
     /// A caller whose dependencies succeeded, with its request now built: as ``submit``.
     mutating func attach(
         _ id: CallerID,
-        request: PreparedRequest,
-        submission: Submission,
+        request: Request,
         key: CallKey?,
-        idempotencyKey: String? = nil,
         now: UInt64
     ) -> (Attachment, Actions) {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
@@ -109,12 +104,11 @@ extension SchedulerMachine {
         // The slot kept for it is free again, for its own call (which outranks what waits) or,
         // should it join one, for the rest of the line.
         releaseSlot(keptFor: id)
-        if let key, let callID = registered(key, lane: submission.lane?.name) {
+        if let key, let callID = registered(key, lane: request.lane?.name) {
             if case .kept(let outcome, _) = calls[callID.slot].attempt {
                 removeCaller(id)
-                let metrics = ResponseMetrics(wasShared: true)
-                actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: CallResult(
-                    outcome: outcome, measured: metrics, idempotencyKey: calls[callID.slot].idempotencyKey)))
+                actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome, measured: Measured(wasShared: true),
+                                                            call: callID, request: calls[callID.slot].request))
                 fillHosts(now: now, into: &actions)
                 return (.joined(callID), actions)
             }
@@ -132,13 +126,13 @@ extension SchedulerMachine {
             return (.joined(callID), actions)
         }
         callsMade += 1
-        let call = Call(number: callsMade, key: key, submission: submission, request: request, idempotencyKey: idempotencyKey,
-                        host: host(of: request, opensStream: submission.opensStream), firstCaller: id, priority: caller.effectivePriority)
+        let call = Call(number: callsMade, key: key, request: request, host: host(of: request), firstCaller: id,
+                        priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call), number: callsMade)
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
-        if submission.lane.map({ enterLane(callID, named: $0.name) }) ?? true {
+        if request.lane.map({ enterLane(callID, named: $0.name) }) ?? true {
             hostsToFill.insert(call.host)
             line(callID, now: now, into: &actions)
         }
@@ -146,15 +140,10 @@ extension SchedulerMachine {
         return (.created(callID), actions)
     }
 
-    /// Ends a caller that is not attached to a call with `error` (a dependency failed, or its
-    /// request could not be built), unless it has ended already.
-    mutating func fail(_ id: CallerID, with error: ServiceError, now: UInt64) -> Actions {
-        end(id, with: .failure(error), now: now)
-    }
-
-    /// Ends a caller that waits for its dependencies or is being built with `result`, which
-    /// came from elsewhere than a call of its own (an error, or the cache's answer).
-    mutating func end(_ id: CallerID, with result: CallResult, now: UInt64) -> Actions {
+    /// Ends a caller that waits for its dependencies or is being built with `outcome`, which
+    /// came from elsewhere than a call of its own (a dependency failed, its request could not be
+    /// built, or the cache answered), unless it has ended already.
+    mutating func end(_ id: CallerID, with outcome: Outcome, now: UInt64) -> Actions {
         guard let caller = callers.lookup(id.slot) else { return Actions() }
         switch caller.stage {
         case .waiting, .building:
@@ -162,7 +151,7 @@ extension SchedulerMachine {
             stopLending(from: id, now: now, into: &actions)
             removeCaller(id)
             fillHosts(now: now, into: &actions)
-            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, result: result))
+            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome))
             return actions
         case .attached:
             return Actions()
@@ -289,7 +278,7 @@ extension SchedulerMachine {
         var candidate = registry[key.hash]
         while let id = candidate {
             let call = calls[id.slot]
-            if call.key == key, call.submission.lane?.name == lane { return id }
+            if call.key == key, call.request.lane?.name == lane { return id }
             candidate = call.nextWithSameHash
         }
         return nil

@@ -3,8 +3,9 @@
 extension SchedulerMachine {
     /// The index of the line `request` goes to, made on its first call: its host's, or the
     /// line of its host's streams.
-    mutating func host(of request: PreparedRequest, opensStream: Bool) -> Int {
-        let name = Self.lineName(of: request.host, opensStream: opensStream)
+    mutating func host(of request: Request) -> Int {
+        let opensStream = request.opensStream
+        let name = Self.lineName(of: request.origin, opensStream: opensStream)
         if let index = hostIndices[name] { return index }
         let rateLimit = request.hostName.flatMap { rateLimits[$0] }
         let (all, lowPriority) = opensStream ? (streamBudget, streamBudget) : (budget, lowPriorityBudget)
@@ -149,10 +150,9 @@ extension SchedulerMachine {
         calls[callID.slot].progress = nil
         let serial = calls[callID.slot].attemptsStarted
         calls[callID.slot].attempt = .running(Running(serial: serial, holdsLowPrioritySlot: isLowPriority, started: now))
-        setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.timeout), into: &actions)
+        setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.attemptTimeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
-                            submission: calls[callID.slot].submission, waitingSince: since, priority: priority,
-                            rank: rank, attemptNumber: calls[callID.slot].attemptNumber, callers: namedCallers(of: callID))
+                            waitingSince: since, priority: priority, rank: rank, attemptNumber: calls[callID.slot].attemptNumber, callers: namedCallers(of: callID))
     }
 
     /// A call that freed a slot on its host succeeded: if that releases a dependent of one of
@@ -244,7 +244,7 @@ extension SchedulerMachine {
     private mutating func shed(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let host = hosts[calls[callID.slot].host].name
         calls[callID.slot].attempt = .between
-        deliver(.failure(.lineFull(host: host)), failed: true, of: callID, startedAt: nil,
+        deliver(.lineFull(host: host), failed: true, of: callID, startedAt: nil,
                 now: now, into: &actions)
     }
 

@@ -25,7 +25,7 @@ extension SchedulerMachine {
     @discardableResult
     mutating func retire(_ callID: CallID, failed: Bool = false, now: UInt64, into actions: inout Actions) -> Call {
         let call = calls.remove(callID.slot)
-        if let lane = call.submission.lane { leaveLane(lane, callID, failed: failed, now: now, into: &actions) }
+        if let lane = call.request.lane { leaveLane(lane, callID, failed: failed, now: now, into: &actions) }
         return call
     }
 

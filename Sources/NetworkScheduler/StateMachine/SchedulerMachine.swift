@@ -76,9 +76,11 @@ enum TimerKey: Hashable, Sendable {
 /// its operations and timer before releasing its lock, and its ``Actions/Unlocked`` part,
 /// performed after. Each event returns its own value, which tests compare.
 ///
-/// `CallerHandle` is what the scheduler attaches to a caller (a ``RequestHandle``): the machine
-/// only hands it back. Attempts are named by their ``AttemptID``; their operations are the
-/// scheduler's. Tests drive it with plain values, synchronously.
+/// It is generic over what it only hands back: `CallerHandle` is what the scheduler attaches to
+/// a caller (a ``RequestHandle``); `Request`, a call's request, of which it reads only its
+/// ``SchedulingTerms``; `Outcome`, what a call ends with, of which it makes only the outcomes
+/// it decides itself (``CallOutcome``). Attempts are named by their ``AttemptID``; their
+/// operations are the scheduler's. Tests drive it with plain values, synchronously.
 ///
 /// It is not quite a value: its calls (``Call``) are objects, for the speed measured where
 /// ``Call`` is declared, reached only through it (its callers' ``Lending``, kept out of line
@@ -87,7 +89,7 @@ enum TimerKey: Hashable, Sendable {
 /// keeps its one machine in its lock and mutates it in place, and tests keep theirs in one
 /// driver. Between events it keeps nothing but its state (`hostsToFill` is empty then, which
 /// the invariants check).
-struct SchedulerMachine<CallerHandle> {
+struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOutcome> {
     /// This machine, among the others of the process: only its own callers inherit priority
     /// from its dependents.
     let id: MachineID
@@ -212,7 +214,7 @@ struct SchedulerMachine<CallerHandle> {
         /// What it waits for and what is lent to it, once it is in a dependency.
         var lending: Lending? {
             get { lendingStorage?.value }
-            set { lendingStorage = newValue.map(OutOfLine.init) }
+            set { lendingStorage = if let newValue { OutOfLine(newValue) } else { nil } }
         }
 
         /// Changes its lending, made on first use. Its lists are changed in place: the box is
@@ -265,7 +267,7 @@ struct SchedulerMachine<CallerHandle> {
         /// until this uptime for an identical request, which gets it instead of sending again.
         /// Boxed (`indirect`): an outcome is larger than any other state, and a call is made per
         /// request.
-        indirect case kept(Result<TransportResponse, ServiceError>, until: UInt64)
+        indirect case kept(Outcome, until: UInt64)
     }
 
     struct Running {
@@ -281,13 +283,9 @@ struct SchedulerMachine<CallerHandle> {
         /// The number in its ID (see ``CallID``), so that its place in storage names it.
         let number: Int
         let key: CallKey?
-        /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422
-        /// their meaning.
-        let idempotencyKey: String?
-        /// How to build its request again after a token refresh, and its policies.
-        let submission: Submission
-        /// The request as sent, reused by every attempt.
-        var request: PreparedRequest
+        /// Its request, the same for every attempt until a token refresh rebuilds it: the
+        /// machine reads only its ``SchedulingTerms``.
+        var request: Request
         let host: Int
         var attempt = AttemptState.between
         /// The last step its running attempt's body went out by, which a caller that joins
@@ -311,12 +309,9 @@ struct SchedulerMachine<CallerHandle> {
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
-        init(number: Int, key: CallKey?, submission: Submission, request: PreparedRequest, idempotencyKey: String?, host: Int,
-             firstCaller: CallerID, priority: RequestPriority) {
+        init(number: Int, key: CallKey?, request: Request, host: Int, firstCaller: CallerID, priority: RequestPriority) {
             self.number = number
             self.key = key
-            self.idempotencyKey = idempotencyKey
-            self.submission = submission
             self.request = request
             self.host = host
             callers = CallerSet(firstCaller)
@@ -367,15 +362,15 @@ struct SchedulerMachine<CallerHandle> {
     }
 }
 
-extension SchedulerMachine: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 // Safety: a call is reached only through its machine, whose owner guards it (the scheduler's
 // lock), and holds nothing that is not Sendable.
-extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Lending: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable {}
-extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable {}
+extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Lending: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 
 extension SchedulerMachine.Call {
     var running: SchedulerMachine.Running? {
@@ -405,7 +400,7 @@ extension SchedulerMachine.Call {
     /// Whether it goes on when its last caller leaves: a call with an `Idempotency-Key` on the
     /// wire, which the server may be processing.
     var runsOnWithoutCallers: Bool {
-        guard idempotencyKey != nil, case .running = attempt else { return false }
+        guard request.runsOnWithoutCallers, case .running = attempt else { return false }
         return true
     }
 

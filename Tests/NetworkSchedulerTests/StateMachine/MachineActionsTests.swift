@@ -7,7 +7,7 @@ import Testing
 /// with the one expected: what must happen under the scheduler's lock (attempts started,
 /// cancelled, re-ranked; the timer) and what runs after it (deliveries, refreshes, events).
 @Suite struct MachineActionsTests {
-    typealias Machine = SchedulerMachine<String>
+    typealias Machine = MachineDriver.Machine
     typealias Actions = Machine.Actions
 
     private var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, jitterSeed: 1)
@@ -16,25 +16,25 @@ import Testing
     private var lastNumber: UInt64 = 0
     private static let timeout: TimeInterval = 60
 
-    /// A request to `path` of `https://api.test`, its submission and its dedup key.
-    private static func request(_ path: String, method: String = "GET") -> (PreparedRequest, Submission, CallKey?) {
+    /// A request to `path` of `https://api.test`, and its dedup key.
+    private static func request(_ path: String, method: String = "GET") -> (ScheduledRequest, CallKey?) {
         let (request, key) = MachineDriver.request(method, "https://api.test" + path, shared: true, timeout: timeout)
-        return (request, MachineDriver.submission(request), key)
+        return (ScheduledRequest(request, of: MachineDriver.submission(request)), key)
     }
 
     private mutating func submit(_ caller: String, _ path: String, priority: RequestPriority = .normal,
-                                 at uptime: UInt64? = nil) -> (CallerID, Machine.Attachment, Actions, PreparedRequest, Submission) {
-        let (request, submission, key) = Self.request(path)
+                                 at uptime: UInt64? = nil) -> (CallerID, Machine.Attachment, Actions, ScheduledRequest) {
+        let (request, key) = Self.request(path)
         lastNumber += 1
-        let (id, attachment, actions) = machine.submit(caller, number: lastNumber, priority: priority, request: request, submission: submission,
+        let (id, attachment, actions) = machine.submit(caller, number: lastNumber, priority: priority, request: request,
                                                        key: key, now: uptime ?? now)
-        return (id, attachment, actions, request, submission)
+        return (id, attachment, actions, request)
     }
 
-    private func start(_ call: CallID, _ request: PreparedRequest, _ submission: Submission, serial: Int = 1,
+    private func start(_ call: CallID, _ request: ScheduledRequest, serial: Int = 1,
                        waitingSince: UInt64, priority: RequestPriority = .normal,
                        attemptNumber: Int = 1) -> Machine.AttemptStart {
-        Machine.AttemptStart(id: AttemptID(call: call, serial: serial), request: request, submission: submission,
+        Machine.AttemptStart(id: AttemptID(call: call, serial: serial), request: request,
                              waitingSince: waitingSince, priority: priority, rank: priority, attemptNumber: attemptNumber)
     }
 
@@ -45,24 +45,22 @@ import Testing
     private static func seconds(_ value: Double) -> UInt64 { UInt64(value * 1_000_000_000) }
 
     @Test mutating func aNewCallerMakesACallThatStartsWithItsDeadlineArmed() throws {
-        let (_, attachment, actions, request, submission) = submit("a", "/users/1")
+        let (_, attachment, actions, request) = submit("a", "/users/1")
 
         guard case .created(let call) = attachment else { throw Failure("expected a new call, got \(attachment)") }
         var expected = Actions()
-        expected.locked.starts = [start(call, request, submission, waitingSince: now)]
+        expected.locked.starts = [start(call, request, waitingSince: now)]
         expected.locked.armTimer = now + Self.seconds(Self.timeout)
         #expect(actions == expected)
     }
 
     @Test func aMachineThatNamesCallersPutsThemInEveryActionThatStartsOrRetriesTheirCall() throws {
         var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, namesCallers: true, jitterSeed: 1)
-        let (blocker, blockerSubmission, blockerKey) = Self.request("/blocker")
-        let (_, blocking, _) = machine.submit("blocker", number: 1, priority: .normal, request: blocker, submission: blockerSubmission,
-                                              key: blockerKey, now: now)
-        let (request, submission, key) = Self.request("/users/1")
-        let (_, attachment, _) = machine.submit("a", number: 2, priority: .normal, request: request, submission: submission, key: key,
-                                              now: now)
-        _ = machine.submit("b", number: 3, priority: .normal, request: request, submission: submission, key: key, now: now)
+        let (blocker, blockerKey) = Self.request("/blocker")
+        let (_, blocking, _) = machine.submit("blocker", number: 1, priority: .normal, request: blocker, key: blockerKey, now: now)
+        let (request, key) = Self.request("/users/1")
+        let (_, attachment, _) = machine.submit("a", number: 2, priority: .normal, request: request, key: key, now: now)
+        _ = machine.submit("b", number: 3, priority: .normal, request: request, key: key, now: now)
         guard case .created(let call) = attachment, case .created(let blockerCall) = blocking else {
             throw Failure("expected new calls, got \(attachment) and \(blocking)")
         }
@@ -79,8 +77,8 @@ import Testing
     }
 
     @Test mutating func anIdenticalCallerJoinsAndNothingHappens() {
-        let (_, first, _, _, _) = submit("a", "/users/1")
-        let (_, second, actions, _, _) = submit("b", "/users/1")
+        let (_, first, _, _) = submit("a", "/users/1")
+        let (_, second, actions, _) = submit("b", "/users/1")
 
         guard case .created(let call) = first else { Issue.record("expected a new call"); return }
         #expect(second == .joined(call))
@@ -89,14 +87,14 @@ import Testing
 
     @Test mutating func aCallBeyondTheBudgetWaitsInItsLine() {
         _ = submit("a", "/users/1")
-        let (_, attachment, actions, _, _) = submit("b", "/users/2")
+        let (_, attachment, actions, _) = submit("b", "/users/2")
 
         guard case .created = attachment else { Issue.record("expected a new call"); return }
         #expect(actions == Actions())
     }
 
     @Test mutating func raisingARunningCallersPriorityReranksItsAttempt() {
-        let (id, attachment, _, _, _) = submit("a", "/users/1")
+        let (id, attachment, _, _) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
 
         let actions = machine.setPriority(.high, of: [id], now: now)
@@ -107,7 +105,7 @@ import Testing
     }
 
     @Test mutating func cancellingTheLastCallerCancelsItsAttemptAndEndsIt() {
-        let (id, attachment, _, _, _) = submit("a", "/users/1")
+        let (id, attachment, _, _) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
 
         let actions = machine.cancel([id], now: now)
@@ -119,8 +117,8 @@ import Testing
     }
 
     @Test mutating func anAttemptThatEndsDeliversAndStartsTheNextCallInItsSlot() {
-        let (_, first, _, _, _) = submit("a", "/users/1")
-        let (_, second, _, request, submission) = submit("b", "/users/2")
+        let (_, first, _, firstRequest) = submit("a", "/users/1")
+        let (_, second, _, request) = submit("b", "/users/2")
         guard case .created(let firstCall) = first, case .created(let secondCall) = second else {
             Issue.record("expected two new calls"); return
         }
@@ -131,14 +129,15 @@ import Testing
 
         // The timer stays armed for the first attempt's deadline, earlier than the second's.
         var expected = Actions()
-        expected.locked.starts = [start(secondCall, request, submission, waitingSince: now)]
-        expected.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(
-            outcome: .success(Self.ok()), measured: ResponseMetrics(queuedDuration: 0, networkDuration: 2)))]
+        expected.locked.starts = [start(secondCall, request, waitingSince: now)]
+        expected.unlocked.deliveries = [Machine.Delivery(caller: "a", outcome: .success(Self.ok()),
+                                                         measured: Machine.Measured(queued: 0, onTheWire: 2),
+                                                         call: firstCall, request: firstRequest)]
         #expect(actions == expected)
     }
 
     @Test mutating func aRetryableFailureWaitsForItsVerdictThenOutItsBackoffThenStartsAgain() {
-        let (_, attachment, _, request, submission) = submit("a", "/users/1")
+        let (_, attachment, _, request) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         let answer = Self.ok(503)
         let attempt = AttemptID(call: call, serial: 1)
@@ -146,7 +145,7 @@ import Testing
         let ended = machine.attemptEnded(attempt, with: .success(answer), .failure(.throttled(retryAfter: 3)), now: now)
 
         var wanted = Actions()
-        wanted.unlocked.verdictsWanted = [Machine.VerdictWanted(id: attempt, request: request, submission: submission,
+        wanted.unlocked.verdictsWanted = [Machine.VerdictWanted(id: attempt, request: request,
                                                                 attemptNumber: 1, outcome: .success(answer))]
         #expect(ended == wanted)
 
@@ -161,13 +160,13 @@ import Testing
         let resumed = machine.timerFired(now: now + Self.seconds(3))
 
         var restarted = Actions()
-        restarted.locked.starts = [start(call, request, submission, serial: 2, waitingSince: now + Self.seconds(3), attemptNumber: 2)]
+        restarted.locked.starts = [start(call, request, serial: 2, waitingSince: now + Self.seconds(3), attemptNumber: 2)]
         restarted.locked.armTimer = now + Self.seconds(3 + Self.timeout)
         #expect(resumed == restarted)
     }
 
     @Test mutating func anAttemptPastItsDeadlineIsCancelledAndItsCallWaitsForTheVerdict() {
-        let (_, attachment, _, request, submission) = submit("a", "/users/1")
+        let (_, attachment, _, request) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         let deadline = now + Self.seconds(Self.timeout)
         let attempt = AttemptID(call: call, serial: 1)
@@ -176,7 +175,7 @@ import Testing
 
         var expected = Actions()
         expected.locked.deadlinePassed = [attempt]
-        expected.unlocked.verdictsWanted = [Machine.VerdictWanted(id: attempt, request: request, submission: submission,
+        expected.unlocked.verdictsWanted = [Machine.VerdictWanted(id: attempt, request: request,
                                                                   attemptNumber: 1, outcome: .failure(.timedOut))]
         #expect(fired == expected)
 
@@ -184,13 +183,14 @@ import Testing
                                             now: deadline)
 
         var delivered = Actions()
-        delivered.unlocked.deliveries = [Machine.Delivery(caller: "a", result: CallResult(
-            outcome: .failure(.timedOut), measured: ResponseMetrics(queuedDuration: 0, networkDuration: Self.timeout)))]
+        delivered.unlocked.deliveries = [Machine.Delivery(caller: "a", outcome: .failure(.timedOut),
+                                                          measured: Machine.Measured(queued: 0, onTheWire: Self.timeout),
+                                                          call: call, request: request)]
         #expect(judged == delivered)
     }
 
     @Test mutating func aRejectedTokenAsksForARefreshAndTheRebuiltRequestStarts() {
-        let (_, attachment, _, request, submission) = submit("a", "/users/1")
+        let (_, attachment, _, request) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
 
         let attempt = AttemptID(call: call, serial: 1)
@@ -200,22 +200,21 @@ import Testing
 
         // Told to the monitors as a retry with no delay; the replay keeps its attempt number.
         var expected = Actions()
-        expected.unlocked.refreshes = [Machine.TokenRefresh(call: call, submission: submission, rejected: "old",
-                                                                      request: request,
-                                                                      patience: request.timeout)]
+        expected.unlocked.refreshes = [Machine.TokenRefresh(call: call, rejected: "old", request: request,
+                                                            patience: request.attemptTimeout)]
         expected.unlocked.retries = [Machine.Retry(call: call, request: request, attempt: 2, delay: 0, outcome: .success(Self.ok(401)))]
         #expect(ended == expected)
 
-        let (rebuilt, _, _) = Self.request("/users/1?token=new")
-        let refreshed = machine.tokenRefreshed(call, rebuilt: .success(rebuilt), now: now)
+        let (rebuilt, _) = Self.request("/users/1?token=new")
+        let refreshed = machine.tokenRefreshed(call, rebuilt: rebuilt, now: now)
 
         var restarted = Actions()
-        restarted.locked.starts = [start(call, rebuilt, submission, serial: 2, waitingSince: now)]
+        restarted.locked.starts = [start(call, rebuilt, serial: 2, waitingSince: now)]
         #expect(refreshed == restarted)
     }
 
     @Test mutating func aDependentLendsItsPriorityWhileItWaitsAndIsReadyOnceItsDependencySucceeds() {
-        let (dependency, attachment, _, _, _) = submit("login", "/login")
+        let (dependency, attachment, _, _) = submit("login", "/login")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         let (id, added) = machine.add("me", number: lastNumber + 1, priority: .high, dependencies: 1,
                                       waitingFor: [DependencyID(machine: MachineID(value: 1), caller: dependency)], now: now)
@@ -230,28 +229,28 @@ import Testing
         #expect(actions == takenBack)
 
         var failed = Actions()
-        failed.unlocked.deliveries = [Machine.Delivery(caller: "me", result: .failure(.invalidRequest(reason: "no URL")))]
-        #expect(machine.fail(id, with: .invalidRequest(reason: "no URL"), now: now) == failed)
-        #expect(machine.fail(id, with: .cancelled, now: now) == Actions())
+        failed.unlocked.deliveries = [Machine.Delivery(caller: "me", outcome: .failure(.invalidRequest(reason: "no URL")))]
+        #expect(machine.end(id, with: .failure(.invalidRequest(reason: "no URL")), now: now) == failed)
+        #expect(machine.end(id, with: .failure(.cancelled), now: now) == Actions())
     }
 
     @Test mutating func goingOfflineHoldsNewCallsAndComingBackStartsThem() {
         #expect(machine.connectivityChanged(isConnected: false, now: now) == Actions())
-        let (_, attachment, queued, request, submission) = submit("a", "/users/1")
+        let (_, attachment, queued, request) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         #expect(queued == Actions())
 
         let online = machine.connectivityChanged(isConnected: true, now: now + Self.seconds(1))
 
         var expected = Actions()
-        expected.locked.starts = [start(call, request, submission, waitingSince: now)]
+        expected.locked.starts = [start(call, request, waitingSince: now)]
         expected.locked.armTimer = now + Self.seconds(1 + Self.timeout)
         #expect(online == expected)
     }
 
     @Test mutating func suspendingTheOnlyCallerOfAWaitingCallTakesItOutOfItsLine() {
         _ = submit("a", "/users/1")
-        let (id, _, _, _, _) = submit("b", "/users/2")
+        let (id, _, _, _) = submit("b", "/users/2")
 
         #expect(machine.setSuspended(true, of: [id], now: now) == Actions())
         #expect(machine.lineCounts.waiting == 0)
@@ -264,25 +263,25 @@ import Testing
 }
 
 /// Only what an event asked for, so that a failed comparison reads in a line or two.
-extension SchedulerMachine.Actions: CustomTestStringConvertible {
+extension SchedulerMachine.Actions: CustomTestStringConvertible where Request == ScheduledRequest, Outcome == Result<TransportResponse, ServiceError> {
     public var testDescription: String {
         var parts: [String] = []
         func add<Element>(_ name: String, _ batch: some Sequence<Element>) {
             let elements = batch.map { String(describing: $0) }
             if !elements.isEmpty { parts.append("\(name): \(elements.joined(separator: "; "))") }
         }
-        add("starts", locked.starts.map { "\($0.id) \($0.request.urlRequest.url?.path ?? "") at \($0.priority), try \($0.attemptNumber)" })
+        add("starts", locked.starts.map { "\($0.id) \($0.request.prepared.urlRequest.url?.path ?? "") at \($0.priority), try \($0.attemptNumber)" })
         add("cancels", locked.cancels)
         add("deadlinePassed", locked.deadlinePassed)
         add("reprioritized", locked.reprioritized.map { "\($0.attempt) to \($0.priority)" })
         if let armTimer = locked.armTimer { parts.append("armTimer: \(armTimer)") }
         add("cancelled", unlocked.cancelled)
-        add("deliveries", unlocked.deliveries.map { "\($0.caller): \($0.result.outcome.map(\.statusCode)), \($0.result.measured)" })
+        add("deliveries", unlocked.deliveries.map { "\($0.caller): \($0.outcome.map(\.statusCode)), \($0.measured)" })
         add("retries", unlocked.retries.map { "\($0.call) as try \($0.attempt) after \($0.delay) s" })
         add("refreshes", unlocked.refreshes.map { "\($0.call) rejected \($0.rejected ?? "nil")" })
         add("verdictsWanted", unlocked.verdictsWanted.map(\.id))
         add("promotions", unlocked.promotions.map { "\($0.call) \($0.from) to \($0.to)" })
-        add("kept", unlocked.kept.map { $0.request.urlRequest.url?.path ?? "" })
+        add("kept", unlocked.kept.map { $0.request.prepared.urlRequest.url?.path ?? "" })
         add("healthChanges", unlocked.healthChanges.map { "\($0.host) \($0.availability)" })
         return parts.isEmpty ? "no action" : parts.joined(separator: " | ")
     }

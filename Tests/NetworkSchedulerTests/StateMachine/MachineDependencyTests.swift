@@ -42,7 +42,7 @@ import Testing
 
     /// The path of the call that started as `task`.
     private static func path(of task: String, in driver: MachineDriver) -> String? {
-        driver.starts[task]?.request.urlRequest.url?.path
+        driver.starts[task]?.request.prepared.urlRequest.url?.path
     }
 
     @Test func aCriticalDependentTakesTheSlotItsDependencyFreedBeforeAWaitingNormalCall() {

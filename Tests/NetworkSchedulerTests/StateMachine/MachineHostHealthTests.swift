@@ -173,7 +173,7 @@ import Testing
         driver.send("high", "/high", priority: .high)
         driver.advance(seconds: 1)
         #expect(driver.started.count == 2)
-        #expect(driver.machine.calls[driver.attempts["task 2"]!.call.slot].request.urlRequest.url?.path == "/high")
+        #expect(driver.machine.calls[driver.attempts["task 2"]!.call.slot].request.prepared.urlRequest.url?.path == "/high")
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
 }

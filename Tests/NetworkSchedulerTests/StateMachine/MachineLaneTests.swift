@@ -69,7 +69,7 @@ import Testing
         driver.cancel("b")
         driver.end("task 1")
         #expect(driver.started.count == 2)
-        #expect(driver.machine.calls[driver.attempts["task 2"]!.call.slot].request.urlRequest.url?.path == "/c")
+        #expect(driver.machine.calls[driver.attempts["task 2"]!.call.slot].request.prepared.urlRequest.url?.path == "/c")
         #expect(driver.violations.isEmpty)
     }
 

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// and tasks, a clock the test moves, and every action kept for the test to read: no threads,
 /// no sockets, no time passing.
 struct MachineDriver {
-    typealias Machine = SchedulerMachine<String>
+    typealias Machine = SchedulerMachine<String, ScheduledRequest, Result<TransportResponse, ServiceError>>
     /// The driven machine's ID; a dependency named with another is another machine's caller.
     static let machineID = MachineID(value: 1)
 
@@ -106,10 +106,8 @@ struct MachineDriver {
     ) -> Machine.Attachment {
         let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout, idempotencyKey: idempotencyKey)
         let (id, attachment, actions) = machine.submit(name, number: nextNumber(), priority: priority, isSuspended: suspended,
-                                                       request: request,
-                                                       submission: submission ?? Self.submission(request, lane: lane),
-                                                       key: key, idempotencyKey: idempotencyKey,
-                                                       deadline: deadline.map { uptime(after: $0) }, now: now)
+                                                       request: ScheduledRequest(request, of: submission ?? Self.submission(request, lane: lane)),
+                                                       key: key, deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id
         perform(actions)
         return attachment
@@ -166,12 +164,12 @@ struct MachineDriver {
         perform(actions)
         guard actions.unlocked.ready.contains(name) else { return }
         let (request, key) = Self.request("GET", "https://api.test" + path, shared: true, timeout: 60)
-        perform(machine.attach(callers[name]!, request: request, submission: Self.submission(request), key: key, now: now).1)
+        perform(machine.attach(callers[name]!, request: ScheduledRequest(request, of: Self.submission(request)), key: key, now: now).1)
     }
 
     /// A dependency of `name` failed: it ends with `error`, unless it had already ended.
     mutating func dependencyFailed(_ name: String, with error: ServiceError) {
-        perform(machine.fail(callers[name]!, with: error, now: now))
+        perform(machine.end(callers[name]!, with: .failure(error), now: now))
     }
 
     mutating func cancel(_ names: String...) {
@@ -193,7 +191,7 @@ struct MachineDriver {
         let start = starts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
-        let (kind, _) = AttemptVerdict.read(outcome, request: start.request, submission: start.submission,
+        let (kind, _) = AttemptVerdict.read(outcome, request: start.request.prepared, submission: start.request.submission,
                                             failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         let reading: AttemptReading = RetryPolicy.isFailure(outcome) ? .failure(kind) : .verdict(AttemptVerdict(kind: kind, retry: nil))
         perform(machine.attemptEnded(start.id, with: outcome, reading, now: now))
@@ -231,18 +229,20 @@ struct MachineDriver {
     /// A token refresh ended: the call's request is built again, or it fails with `error`.
     mutating func tokenRefreshed(_ refresh: Machine.TokenRefresh, failing error: ServiceError? = nil) {
         refreshes.removeAll { $0.call == refresh.call }
-        let rebuilt: Result<PreparedRequest, ServiceError> = if let error { .failure(error) } else {
-            Result { () throws(ServiceError) in try refresh.rebuiltRequest() }
+        do throws(ServiceError) {
+            if let error { throw error }
+            perform(machine.tokenRefreshed(refresh.call, rebuilt: try refresh.request.rebuilt(), now: now))
+        } catch {
+            perform(machine.tokenRefreshFailed(refresh.call, with: .failure(error), now: now))
         }
-        perform(machine.tokenRefreshed(refresh.call, rebuilt: rebuilt, now: now))
     }
 
     /// The verdict on a failed attempt is reported, as the scheduler reads it.
     mutating func judge(_ wanted: Machine.VerdictWanted) {
         pendingVerdicts.removeAll { $0.id == wanted.id }
         verdictsReached += 1
-        let verdict = AttemptVerdict(of: wanted.outcome, attemptNumber: wanted.attemptNumber, request: wanted.request,
-                                     submission: wanted.submission, defaultPolicy: retryPolicy,
+        let verdict = AttemptVerdict(of: wanted.outcome, attemptNumber: wanted.attemptNumber, request: wanted.request.prepared,
+                                     submission: wanted.request.submission, defaultPolicy: retryPolicy,
                                      failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         perform(machine.verdictReached(wanted.id, verdict, answer: wanted.outcome, now: now))
     }
@@ -284,13 +284,13 @@ struct MachineDriver {
         if let armTimer = locked.armTimer { armedFor = armTimer }
         for step in unlocked.progress { toldOnJoining.append((step.caller, step.progress.bytesSent)) }
         for delivery in unlocked.deliveries {
-            record(delivery.caller, delivery.result.outcome.map(\.statusCode))
+            record(delivery.caller, delivery.outcome.map(\.statusCode))
         }
         for caller in unlocked.cancelled { record(caller, .failure(.cancelled)) }
         refreshes.append(contentsOf: unlocked.refreshes)
-        for promotion in unlocked.promotions { promotions.append((promotion.request.urlRequest.url?.path ?? "", promotion.to)) }
+        for promotion in unlocked.promotions { promotions.append((promotion.request.prepared.urlRequest.url?.path ?? "", promotion.to)) }
         for change in unlocked.healthChanges { healthChanges.append((change.host, change.availability)) }
-        for outcome in unlocked.kept { kept.append(outcome.request.urlRequest.url?.path ?? "") }
+        for outcome in unlocked.kept { kept.append(outcome.request.prepared.urlRequest.url?.path ?? "") }
         recordLineArrivals()
         for wanted in unlocked.verdictsWanted where !verdictsWanted.insert(wanted.id).inserted {
             brokenContracts.append("the verdict on \(wanted.id) was wanted twice")

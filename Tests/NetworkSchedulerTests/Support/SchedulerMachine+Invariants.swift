@@ -65,7 +65,7 @@ extension SchedulerMachine {
                 check(suspended == call.suspendedCallers, "\(id) counts \(call.suspendedCallers) suspended callers, but \(suspended) are")
             }
             if let key = call.key {
-                check(call.isAbandoned || registered(key, lane: call.submission.lane?.name) == id, "\(id) is not registered under its key")
+                check(call.isAbandoned || registered(key, lane: call.request.lane?.name) == id, "\(id) is not registered under its key")
             }
             switch call.attempt {
             case .waiting:
@@ -91,14 +91,14 @@ extension SchedulerMachine {
                 check(call.callers.count == 0 && call.key != nil, "\(id) keeps an outcome for callers, or without a key")
             case .inLane:
                 check(timers[.call(id)] == nil, "\(id) waits in its lane with a timer")
-                check(call.submission.lane.flatMap { lanes[$0.name]?.behind.contains(id) } == true,
+                check(call.request.lane.flatMap { lanes[$0.name]?.behind.contains(id) } == true,
                       "\(id) waits for its lane, which does not list it")
             }
             if call.callers.count == 0 && !call.isAbandoned {
-                check(call.isKept || (call.running != nil && call.idempotencyKey != nil),
+                check(call.isKept || (call.running != nil && call.request.runsOnWithoutCallers),
                       "\(id) has no caller, but is neither a keyed call on the wire nor a kept outcome")
             }
-            if let lane = call.submission.lane, !call.isInLane, !call.isKept {
+            if let lane = call.request.lane, !call.isInLane, !call.isKept {
                 check(lanes[lane.name]?.current == id, "\(id) goes while another call of lane \(lane.name) may")
             }
         }
@@ -123,10 +123,10 @@ extension SchedulerMachine {
         check(registered == registeredCount, "the registry counts \(registeredCount) keys, but holds \(registered)")
         check(hostsToFill.isEmpty, "hosts are left to fill after an event")
         for (name, lane) in lanes {
-            check(calls.lookup(lane.current.slot).map { !$0.isInLane && $0.submission.lane?.name == name } == true,
+            check(calls.lookup(lane.current.slot).map { !$0.isInLane && $0.request.lane?.name == name } == true,
                   "lane \(name) goes with \(lane.current), which is gone or not its own")
             for id in lane.behind {
-                check(calls.lookup(id.slot).map { $0.isInLane && $0.submission.lane?.name == name } == true,
+                check(calls.lookup(id.slot).map { $0.isInLane && $0.request.lane?.name == name } == true,
                       "lane \(name) lists \(id), which is gone or does not wait there")
             }
         }

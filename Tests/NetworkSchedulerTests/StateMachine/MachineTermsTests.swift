@@ -1,0 +1,79 @@
+@testable import NetworkScheduler
+
+import Testing
+
+/// The machine over values that are not HTTP at all: it schedules a request by its
+/// ``SchedulingTerms`` alone, hands back what it was given, and makes only the outcomes it
+/// decides itself (``CallOutcome``).
+@Suite struct MachineTermsTests {
+    /// A request that is only its terms, and a name to tell it apart.
+    struct Job: SchedulingTerms, Equatable {
+        let name: String
+        var origin = "worker://a"
+        var hostName: String? = "a"
+        var opensStream = false
+        var lane: Lane?
+        var attemptTimeout: Seconds = 60
+        var runsOnWithoutCallers = false
+    }
+
+    enum JobEnd: CallOutcome, Equatable {
+        case done(Int)
+        case attemptTimedOut
+        case callerDeadlinePassed
+        case lineFull(host: String)
+    }
+
+    typealias Machine = SchedulerMachine<String, Job, JobEnd>
+
+    private var machine = Machine(id: MachineID(value: 1), budget: 1, lowPriorityBudget: 1, lineLimit: 1, jitterSeed: 1)
+    private let now: UInt64 = 1_000_000_000
+    private var lastNumber: UInt64 = 0
+
+    private mutating func submit(_ job: Job, deadline: UInt64? = nil) -> (Machine.Attachment, Machine.Actions) {
+        lastNumber += 1
+        let (_, attachment, actions) = machine.submit(job.name, number: lastNumber, priority: .normal, request: job, key: nil,
+                                                      deadline: deadline, now: now)
+        return (attachment, actions)
+    }
+
+    @Test mutating func itLinesUpJobsByTheirOriginAndDeliversWhatTheyEndedWith() throws {
+        let (first, started) = submit(Job(name: "a1"))
+        let (_, waiting) = submit(Job(name: "a2"))
+        let (_, elsewhere) = submit(Job(name: "b1", origin: "worker://b", hostName: "b"))
+        guard case .created(let firstCall) = first else { throw Failure("expected a new call, got \(first)") }
+
+        #expect(started.locked.starts.map(\.request.name) == ["a1"])
+        #expect(waiting.locked.starts.count == 0, "one slot per origin: a2 waits behind a1")
+        #expect(elsewhere.locked.starts.map(\.request.name) == ["b1"], "another origin has a slot of its own")
+
+        let ended = machine.attemptEnded(AttemptID(call: firstCall, serial: 1), with: .done(7),
+                                         .verdict(AttemptVerdict(kind: .succeeded, retry: nil)), now: now)
+
+        #expect(ended.locked.starts.map(\.request.name) == ["a2"])
+        #expect(ended.unlocked.deliveries.map(\.outcome) == [.done(7)])
+        #expect(ended.unlocked.deliveries.map(\.request) == [Job(name: "a1")])
+    }
+
+    @Test mutating func theOutcomesItDecidesItselfAreMadeByTheOutcomeType() throws {
+        let (first, _) = submit(Job(name: "a1", attemptTimeout: 1))
+        _ = submit(Job(name: "a2"), deadline: now + 500_000_000)
+        // The line holds one call: the third is shed.
+        let (_, shed) = submit(Job(name: "a3"))
+        guard case .created(let firstCall) = first else { throw Failure("expected a new call, got \(first)") }
+
+        #expect(shed.unlocked.deliveries.map(\.outcome) == [.lineFull(host: "worker://a")])
+
+        let late = machine.timerFired(now: now + 500_000_000)
+        #expect(late.unlocked.deliveries.map(\.outcome) == [.callerDeadlinePassed])
+
+        let expired = machine.timerFired(now: now + 1_000_000_000)
+        #expect(expired.locked.deadlinePassed == [AttemptID(call: firstCall, serial: 1)])
+        #expect(expired.unlocked.verdictsWanted.map(\.outcome) == [.attemptTimedOut])
+    }
+
+    private struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
