@@ -144,16 +144,11 @@ public final class StubTransport: HTTPTransport {
         priorities.append((request.url?.path ?? "", policy.priority))
         let task = StubTask(request: request, transport: self, answersCancellation: !scripted.isNever, progress: progress,
                             sink: transportRequest.responseSink, completion: completion)
-        // Held or not in the same turn of the lock as `stopHolding` takes what is held: a
-        // request is either among those it releases, or answered as it arrives.
-        let response = state.withLock { state -> StubResponse in
+        state.withLock { state in
             state.inFlight += 1
             state.maxInFlight = max(state.maxInFlight, state.inFlight)
-            guard case .hold = scripted else { return scripted }
-            if let instead = state.insteadOfHolding { return instead }
-            state.held.append(Held(task: task, request: request))
-            return .hold
         }
+        let response = if case .hold = scripted { listAsHeld(task) ?? .hold } else { scripted }
         // Announced once held, so that a test that releases what arrived always finds it.
         arrivals.append(Arrival(transportRequest))
         if case .hold = response { return task }
@@ -186,15 +181,15 @@ public final class StubTransport: HTTPTransport {
         return true
     }
 
-    /// Lists `task` among the held, unless ``stopHolding(answering:)`` said what to answer
-    /// instead.
-    private func hold(_ task: StubTask, onThisThread: Bool) {
-        let instead = state.withLock { state -> StubResponse? in
+    /// Lists `task` among the held, or returns what ``stopHolding(answering:)`` said to answer
+    /// instead: decided in the same turn of the lock as `stopHolding` takes what is held, so that
+    /// a request is either among those it releases, or answered.
+    private func listAsHeld(_ task: StubTask) -> StubResponse? {
+        state.withLock { state in
             if let instead = state.insteadOfHolding { return instead }
             state.held.append(Held(task: task, request: task.request))
             return nil
         }
-        if let instead { answer(task, with: instead, onThisThread: onThisThread) }
     }
 
     /// Releases every request held, oldest first, with `response`, and answers with it every
@@ -235,7 +230,7 @@ public final class StubTransport: HTTPTransport {
         }
         switch response {
         case .hold:
-            hold(task, onThisThread: onThisThread)
+            if let instead = listAsHeld(task) { answer(task, with: instead, onThisThread: onThisThread) }
         case .never:
             break
         case let .respond(status, body, headers):
@@ -251,8 +246,9 @@ public final class StubTransport: HTTPTransport {
             finish(.failure(error))
         case let .progress(steps, then: .hold):
             // Held before its steps are told: a test that releases it once it saw them finds it.
-            hold(task, onThisThread: onThisThread)
+            let instead = listAsHeld(task)
             for step in steps { task.report(step) }
+            if let instead { answer(task, with: instead, onThisThread: onThisThread) }
         case let .progress(steps, then):
             for step in steps { task.report(step) }
             answer(task, with: then, onThisThread: onThisThread)
