@@ -85,7 +85,7 @@ extension RequestScheduler {
         let requested = start.request.prepared.cache != nil ? clock.now : nil
         var policy = submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
         policy.priority = start.priority
-        policy.originBoundHeaders += credentialHeaders
+        if !addedCredentialHeaders.isEmpty { policy.originBoundHeaders += addedCredentialHeaders }
         return DataTaskOperation(
             request: start.request.prepared,
             transport: configuration.transport,

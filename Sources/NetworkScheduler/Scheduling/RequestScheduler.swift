@@ -35,8 +35,10 @@ public final class RequestScheduler: Sendable {
     let headersIgnoredByDeduplication: HeaderNames
     /// Those, and the request's directives to the cache, which the cache's key does not count.
     let headersIgnoredByTheCache: HeaderNames
-    /// ``Configuration-swift.struct/credentialHeaders``, which a redirect elsewhere drops.
-    let credentialHeaders: [String]
+    /// Those of ``Configuration-swift.struct/credentialHeaders`` that a redirect elsewhere
+    /// does not drop already (``TransportPolicy/credentialHeaders``): the app's own, which each
+    /// attempt's policy adds. Usually none, so that an attempt copies no list of names.
+    let addedCredentialHeaders: [String]
     typealias Machine = SchedulerMachine<RequestHandle, ScheduledRequest, Result<TransportResponse, ServiceError>>
     /// Every decision (see ``SchedulerMachine``), and the attempts' operations.
     let state: Locked<Core>
@@ -69,7 +71,9 @@ public final class RequestScheduler: Sendable {
                                                    credentials: configuration.credentialHeaders)
         headersIgnoredByDeduplication = HeaderNames(ignored)
         headersIgnoredByTheCache = HeaderNames(ignored.union(RequestIdentity.cacheDirectives))
-        credentialHeaders = configuration.credentialHeaders.sorted()
+        addedCredentialHeaders = configuration.credentialHeaders.filter { name in
+            !TransportPolicy.credentialHeaders.contains { HeaderFields.isSameName($0, name) }
+        }.sorted()
         let transportLimit = max(1, configuration.transport.maximumConnectionsPerHost)
         hostBudget = min(
             max(1, configuration.hostBudget ?? transportLimit),
