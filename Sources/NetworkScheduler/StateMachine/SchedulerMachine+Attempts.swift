@@ -133,7 +133,6 @@ extension SchedulerMachine {
     mutating func tokenRefreshFailed(_ callID: CallID, with outcome: Outcome, now: UInt64) -> Actions {
         guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
         var actions = Actions()
-        hostsToFill.insert(call.host)
         deliver(outcome, failed: true, of: callID, startedAt: nil, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
