@@ -1,3 +1,4 @@
+import Foundation
 @testable import NetworkScheduler
 
 import Testing
@@ -70,6 +71,29 @@ import Testing
         let expired = machine.timerFired(now: now + 1_000_000_000)
         #expect(expired.locked.deadlinePassed == [AttemptID(call: firstCall, serial: 1)])
         #expect(expired.unlocked.verdictsWanted.map(\.outcome) == [.attemptTimedOut])
+    }
+
+    /// What the type parameters cannot enforce while the machine shares a module with the
+    /// scheduler: its files import nothing (not Foundation) and their code names none of the
+    /// scheduler's types that carry HTTP, its request or its outcome.
+    @Test func theMachinesFilesImportNothingAndNameNoTypeOfTheScheduler() throws {
+        let folder = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/NetworkScheduler/StateMachine")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "swift" }
+        #expect(files.count >= 14, "the machine's files were not found at \(folder.path)")
+        let names = ["ServiceError", "TransportResponse", "ResponseHead", "PreparedRequest", "Submission", "ScheduledRequest",
+                     "CallResult", "ResponseMetrics", "SharedDecodes", "HeaderFields", "URLRequest", "URL", "Data"]
+        let named = try Regex("\\b(" + names.joined(separator: "|") + ")\\b")
+        for file in files {
+            let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            for line in code {
+                #expect(!line.hasPrefix("import "), "\(file.lastPathComponent): \(line)")
+                #expect(!line.contains(named), "\(file.lastPathComponent): \(line)")
+            }
+        }
     }
 
     private struct Failure: Error, CustomStringConvertible {
