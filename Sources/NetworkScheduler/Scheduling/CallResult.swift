@@ -31,9 +31,9 @@ extension CallResult {
         outcome = delivery.outcome
         measured = ResponseMetrics(wasShared: delivery.measured.wasShared, queuedDuration: delivery.measured.queued,
                                    networkDuration: delivery.measured.onTheWire)
-        idempotencyKey = delivery.request?.idempotencyKey
+        idempotencyKey = delivery.servedBy?.request.idempotencyKey
         // An error has nothing to decode.
-        guard delivery.measured.wasShared, let call = delivery.call, case .success = outcome else { return }
+        guard delivery.measured.wasShared, let call = delivery.servedBy?.id, case .success = outcome else { return }
         if decodes?.call != call { decodes = (call, SharedDecodes()) }
         sharedDecodes = decodes?.decodes
     }

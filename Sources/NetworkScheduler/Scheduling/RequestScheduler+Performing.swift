@@ -5,7 +5,8 @@ import FoundationNetworking
 #endif
 
 // The scheduler's executor: what the machine decided, performed after its lock is released.
-// Each action carries what performing it needs (an attempt its request and callers), so nothing here asks the machine again.
+// Each action carries what performing it needs (an attempt its request and callers), so
+// nothing here asks the machine again.
 extension RequestScheduler {
     /// What an event leaves the scheduler to do with operations, found under the lock.
     struct OperationEffects {

@@ -6,7 +6,7 @@ struct ScheduledRequest: Sendable, Equatable {
     /// How to build it again after a token refresh, and its policies.
     let submission: Submission
     /// The request as sent, reused by every attempt.
-    var prepared: PreparedRequest
+    let prepared: PreparedRequest
     /// The `Idempotency-Key` it carries, the same for every attempt; it gives 409 and 422
     /// their meaning.
     let idempotencyKey: String?

@@ -68,11 +68,15 @@ extension SchedulerMachine {
         let outcome: Outcome
         /// Its waits and sharing, on the machine's clock.
         var measured = Measured()
-        /// The call it was served by, whose callers are delivered one after another, and that
-        /// call's request. Nil for an outcome that came from elsewhere (the cache, an error
-        /// before any call).
-        var call: CallID?
-        var request: Request?
+        /// The call it was served by, whose callers are delivered one after another; nil for an
+        /// outcome that came from elsewhere (the cache, an error before any call).
+        var servedBy: ServingCall?
+    }
+
+    /// A call that served a caller, and its request.
+    struct ServingCall {
+        let id: CallID
+        let request: Request
     }
 
     /// What the machine measured of a caller's wait, in seconds.
@@ -186,6 +190,7 @@ extension SchedulerMachine.VerdictWanted: Equatable where Request: Equatable, Ou
 extension SchedulerMachine.TokenRefresh: Equatable where Request: Equatable {}
 extension SchedulerMachine.KeptOutcome: Equatable where Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.ServingCall: Equatable where Request: Equatable {}
 extension SchedulerMachine.ProgressStep: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions.Locked: Equatable where CallerHandle: Equatable, Request: Equatable {}
 extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
@@ -194,6 +199,7 @@ extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable
 extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.ServingCall: Sendable where Request: Sendable {}
 extension SchedulerMachine.AttemptStart: Sendable where CallerHandle: Sendable, Request: Sendable {}
 extension SchedulerMachine.Retry: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Promotion: Sendable where CallerHandle: Sendable, Request: Sendable {}

@@ -241,6 +241,7 @@ extension SchedulerMachine {
     ) {
         unregister(callID)
         let call = retire(callID, failed: failed, now: now, into: &actions)
+        let servedBy = ServingCall(id: callID, request: call.request)
         for id in call.callers {
             let caller = removeCaller(id)
             guard case .attached(_, let since) = caller.stage else { continue }
@@ -250,7 +251,7 @@ extension SchedulerMachine {
                 onTheWire: attemptStart.map { seconds(from: $0, to: now) } ?? 0
             )
             actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome, measured: measured,
-                                                        call: callID, request: call.request))
+                                                        servedBy: servedBy))
         }
     }
 

@@ -107,8 +107,9 @@ extension SchedulerMachine {
         if let key, let callID = registered(key, lane: request.lane?.name) {
             if case .kept(let outcome, _) = calls[callID.slot].attempt {
                 removeCaller(id)
-                actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome, measured: Measured(wasShared: true),
-                                                            call: callID, request: calls[callID.slot].request))
+                let servedBy = ServingCall(id: callID, request: calls[callID.slot].request)
+                actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome,
+                                                            measured: Measured(wasShared: true), servedBy: servedBy))
                 fillHosts(now: now, into: &actions)
                 return (.joined(callID), actions)
             }

@@ -132,7 +132,7 @@ import Testing
         expected.locked.starts = [start(secondCall, request, waitingSince: now)]
         expected.unlocked.deliveries = [Machine.Delivery(caller: "a", outcome: .success(Self.ok()),
                                                          measured: Machine.Measured(queued: 0, onTheWire: 2),
-                                                         call: firstCall, request: firstRequest)]
+                                                         servedBy: Machine.ServingCall(id: firstCall, request: firstRequest))]
         #expect(actions == expected)
     }
 
@@ -185,7 +185,7 @@ import Testing
         var delivered = Actions()
         delivered.unlocked.deliveries = [Machine.Delivery(caller: "a", outcome: .failure(.timedOut),
                                                           measured: Machine.Measured(queued: 0, onTheWire: Self.timeout),
-                                                          call: call, request: request)]
+                                                          servedBy: Machine.ServingCall(id: call, request: request))]
         #expect(judged == delivered)
     }
 

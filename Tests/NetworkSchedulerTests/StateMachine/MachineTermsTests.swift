@@ -53,7 +53,7 @@ import Testing
 
         #expect(ended.locked.starts.map(\.request.name) == ["a2"])
         #expect(ended.unlocked.deliveries.map(\.outcome) == [.done(7)])
-        #expect(ended.unlocked.deliveries.map(\.request) == [Job(name: "a1")])
+        #expect(ended.unlocked.deliveries.map(\.servedBy?.request) == [Job(name: "a1")])
     }
 
     @Test mutating func theOutcomesItDecidesItselfAreMadeByTheOutcomeType() throws {
