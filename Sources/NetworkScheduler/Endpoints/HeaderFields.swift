@@ -26,6 +26,8 @@ public struct HeaderFields: Sendable, RandomAccessCollection, ExpressibleByDicti
     }
 
     /// The fields in the order written; a name written twice is kept twice.
+    ///
+    /// - Parameter elements: each field's name and value.
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { (name: $0.0, value: $0.1) }
     }
