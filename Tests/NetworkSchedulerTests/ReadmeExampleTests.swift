@@ -104,7 +104,7 @@ import Testing
 
     /// Runs a program, at most `timeout` seconds, and returns its exit status and its output
     /// and errors together.
-    private static func run(_ path: String, _ arguments: [String], timeout: TimeInterval) async throws -> (status: Int32, output: String) {
+    static func run(_ path: String, _ arguments: [String], timeout: TimeInterval) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

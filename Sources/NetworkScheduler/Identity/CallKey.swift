@@ -6,7 +6,7 @@ import Foundation
 ///
 /// A class, hashed once: a call keeps its key in one word, and the machine's registry files
 /// the call under the key's `hash`, so that no lookup hashes the URL, body and headers again.
-final class CallKey: Equatable, Sendable {
+final class CallKey: Hashable, Sendable {
     private enum Kind: Sendable {
         /// A download writes its file at `destination`: one call writes one file.
         case request(RequestIdentity, destination: String?)
@@ -48,6 +48,8 @@ final class CallKey: Equatable, Sendable {
             return false
         }
     }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// A set of header names, matched whatever their case, filed by length so that a lookup

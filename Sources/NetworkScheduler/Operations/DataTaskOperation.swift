@@ -328,10 +328,6 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     }
 }
 
-func seconds(from start: UInt64, to end: UInt64) -> TimeInterval {
-    end > start ? TimeInterval(end - start) / 1_000_000_000 : 0
-}
-
 /// Which of a transfer's progress reports to pass on: one for each hundredth of it (and at
 /// least 64 KiB), and the last, so that a caller is told about a hundred times whatever the
 /// size, and the scheduler's lock is not taken for every few kilobytes. A stream, whose size is

@@ -484,7 +484,7 @@ public final class RequestScheduler: Sendable {
     }
 
     /// How many attempts the host of `url` may run at once now: ``hostBudget``, or fewer
-    /// while its adaptive budget is lowered (``HostHealth/Policy/adaptsBudget``).
+    /// while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
     ///
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {

@@ -33,6 +33,8 @@ struct ScheduledRequest: Sendable, Equatable {
 }
 
 extension ScheduledRequest: SchedulingTerms {
+    typealias Key = CallKey
+
     var origin: String { prepared.host }
     var hostName: String? { prepared.hostName }
     var opensStream: Bool { submission.opensStream }

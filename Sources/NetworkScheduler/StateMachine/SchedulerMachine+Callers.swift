@@ -78,7 +78,7 @@ extension SchedulerMachine {
         priority: RequestPriority,
         isSuspended: Bool = false,
         request: Request,
-        key: CallKey?,
+        key: Request.Key?,
         deadline: UInt64? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
@@ -96,7 +96,7 @@ extension SchedulerMachine {
     mutating func attach(
         _ id: CallerID,
         request: Request,
-        key: CallKey?,
+        key: Request.Key?,
         now: UInt64
     ) -> (Attachment, Actions) {
         guard let caller = callers.lookup(id.slot), case .building = caller.stage else { return (.gone, Actions()) }
@@ -275,8 +275,8 @@ extension SchedulerMachine {
     }
 
     /// The call in flight registered under `key` in the serial lane `lane` (or in none), if any.
-    func registered(_ key: CallKey, lane: String?) -> CallID? {
-        var candidate = registry[key.hash]
+    func registered(_ key: Request.Key, lane: String?) -> CallID? {
+        var candidate = registry[key.hashValue]
         while let id = candidate {
             let call = calls[id.slot]
             if call.key == key, call.request.lane?.name == lane { return id }
@@ -289,14 +289,14 @@ extension SchedulerMachine {
     private mutating func register(_ callID: CallID) {
         let call = calls[callID.slot]
         guard let key = call.key else { return }
-        call.nextWithSameHash = registry.updateValue(callID, forKey: key.hash)
+        call.nextWithSameHash = registry.updateValue(callID, forKey: key.hashValue)
         registeredCount += 1
     }
 
     /// Takes a call's key out of the registry, so that new identical requests make a new call.
     mutating func unregister(_ callID: CallID) {
         let call = calls[callID.slot]
-        guard let hash = call.key?.hash, let head = registry[hash] else { return }
+        guard let hash = call.key?.hashValue, let head = registry[hash] else { return }
         defer { call.nextWithSameHash = nil }
         if head == callID {
             registry[hash] = call.nextWithSameHash

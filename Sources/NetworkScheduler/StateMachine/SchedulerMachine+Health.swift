@@ -6,7 +6,7 @@ extension SchedulerMachine {
     enum Availability: Equatable, Sendable {
         case available
         /// Nothing new starts before this uptime, for this reason.
-        case paused(until: UInt64, reason: HostHealth.PauseReason)
+        case paused(until: UInt64, reason: HostPauseReason)
         /// One attempt may go (and this is its call, once it went); its answer opens the host,
         /// its failure pauses it again.
         case probing(CallID?)
@@ -58,7 +58,7 @@ extension SchedulerMachine {
         if case .probing(.none) = hosts[host].availability { hosts[host].availability = .probing(callID) }
     }
 
-    private mutating func refill(_ host: Int, _ limit: HostHealth.RateLimit, now: UInt64) {
+    private mutating func refill(_ host: Int, _ limit: HostRateLimit, now: UInt64) {
         guard let refilledAt = hosts[host].refilledAt else {
             (hosts[host].tokens, hosts[host].refilledAt) = (Double(limit.burst), now)
             return
@@ -104,7 +104,7 @@ extension SchedulerMachine {
     /// once there are as many as the policy allows, or at once for the probe. Under a policy
     /// that never pauses for failures, a failed probe hands its turn to the next attempt (its
     /// own retry, or another call's): a probe's end always lets the host move on.
-    private mutating func failed(_ host: Int, isProbe: Bool, reason: HostHealth.PauseReason, now: UInt64,
+    private mutating func failed(_ host: Int, isProbe: Bool, reason: HostPauseReason, now: UInt64,
                                  into actions: inout Actions) {
         hosts[host].consecutiveFailures += 1
         guard let threshold = healthPolicy.failuresBeforePause else {
@@ -133,7 +133,7 @@ extension SchedulerMachine {
         }
     }
 
-    private mutating func pause(_ host: Int, for seconds: Seconds, reason: HostHealth.PauseReason, now: UInt64,
+    private mutating func pause(_ host: Int, for seconds: Seconds, reason: HostPauseReason, now: UInt64,
                                 into actions: inout Actions) {
         let until = now + UInt64(min(max(seconds, 0), healthPolicy.maximumPause) * 1_000_000_000)
         if case .paused(let current, _) = hosts[host].availability, current >= until { return }

@@ -109,12 +109,12 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
     /// How long the outcome of a keyed call whose callers all left is kept, in nanoseconds.
     let keptOutcomeWindow: UInt64
     /// When a host is paused.
-    let healthPolicy: HostHealth.Policy
+    let healthPolicy: HostHealthPolicy
     /// Whether the actions that start, retry or promote a call name its callers, for the
     /// monitors of their events: off, no list is made for each of them.
     let namesCallers: Bool
     /// Rate limits by host name (`api.example.com`), lowercased.
-    let rateLimits: [String: HostHealth.RateLimit]
+    let rateLimits: [String: HostRateLimit]
 
     var callers = Slots<Caller>()
     var calls = Slots<Call>()
@@ -152,8 +152,8 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
         maximumWaits: [RequestPriority: Seconds] = [:],
         lineLimit: Int? = nil,
         keptOutcomeWindow: Seconds = 10,
-        healthPolicy: HostHealth.Policy = .never,
-        rateLimits: [String: HostHealth.RateLimit] = [:],
+        healthPolicy: HostHealthPolicy = .never,
+        rateLimits: [String: HostRateLimit] = [:],
         namesCallers: Bool = false,
         jitterSeed: UInt64
     ) {
@@ -282,7 +282,7 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
     final class Call {
         /// The number in its ID (see ``CallID``), so that its place in storage names it.
         let number: Int
-        let key: CallKey?
+        let key: Request.Key?
         /// Its request, the same for every attempt until a token refresh rebuilds it: the
         /// machine reads only its ``SchedulingTerms``.
         var request: Request
@@ -309,7 +309,7 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
         /// The next call registered under the same hash of its key (see `registry`).
         var nextWithSameHash: CallID?
 
-        init(number: Int, key: CallKey?, request: Request, host: Int, firstCaller: CallerID, priority: RequestPriority) {
+        init(number: Int, key: Request.Key?, request: Request, host: Int, firstCaller: CallerID, priority: RequestPriority) {
             self.number = number
             self.key = key
             self.request = request
@@ -330,9 +330,9 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
         var consecutiveFailures = 0
         /// Pauses in a row for failures, which double the next one.
         var failurePauses = 0
-        let rateLimit: HostHealth.RateLimit?
+        let rateLimit: HostRateLimit?
         /// Its adaptive budget, fractional so that it grows by a slot per budget's worth of
-        /// answers (see ``HostHealth/Policy/adaptsBudget``).
+        /// answers (see ``HostHealthPolicy/adaptsBudget``).
         var window: Double
         /// Rate-limit tokens left as of `refilledAt` (nil: the bucket is full).
         var tokens = 0.0
@@ -420,3 +420,9 @@ extension SchedulerMachine.Call {
 /// A duration the machine is given or reports, in seconds: Foundation's `TimeInterval`,
 /// named here so that the machine imports nothing.
 typealias Seconds = Double
+
+/// The seconds between two readings of the scheduler's clock, in nanoseconds; none if `end`
+/// is not after `start`.
+func seconds(from start: UInt64, to end: UInt64) -> Seconds {
+    end > start ? Seconds(end - start) / 1_000_000_000 : 0
+}

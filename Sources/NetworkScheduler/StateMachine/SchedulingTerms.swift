@@ -4,6 +4,9 @@
 /// call, hands it back in its actions and reads nothing else of it (no method, URL, header or
 /// body), so that no rule of HTTP can slip into a decision.
 protocol SchedulingTerms {
+    /// What makes two requests one call, compared by value: identical requests in flight in
+    /// the same lane (or in none) share the call made under their key.
+    associatedtype Key: Hashable
     /// Where it goes, as its host's line is named (`https://api.test:443`).
     var origin: String { get }
     /// Its host's name, lowercased, which names its rate limit (`api.test`); nil if it has none.

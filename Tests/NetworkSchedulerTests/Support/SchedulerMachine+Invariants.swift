@@ -114,7 +114,7 @@ extension SchedulerMachine {
             var candidate: CallID? = head
             while let id = candidate {
                 let call = calls.lookup(id.slot)
-                check(call?.key?.hash == hash && call?.isAbandoned == false,
+                check(call?.key?.hashValue == hash && call?.isAbandoned == false,
                       "the registry names \(id), which is gone or has another key")
                 registered += 1
                 candidate = call?.nextWithSameHash

@@ -1,0 +1,77 @@
+/// What an attempt's result means, read beside the transport before it enters the machine:
+/// the machine decides retries, refreshes and host health from this, and never reads a status,
+/// a header or a token.
+struct AttemptVerdict: Equatable, Sendable {
+    /// What the result was.
+    enum Kind: Equatable, Sendable {
+        /// The server answered, and not with an error (a status below 400).
+        case succeeded
+        /// A 401 to a request whose authenticator can get a new token: the token it carried,
+        /// which the server rejected.
+        case unauthorized(rejectedToken: String?)
+        /// A 429 or 503: the server asks to slow down, for the seconds of its `Retry-After`
+        /// if it gave one.
+        case throttled(retryAfter: Seconds?)
+        /// An error answer whose status the host's health counts as a failure
+        /// (``HostHealthPolicy/failureStatuses``), without a `Retry-After`: the server is up
+        /// but failing.
+        case serverFailed
+        /// Another error answer.
+        case rejected
+        /// The host could not be reached, or the connection was lost.
+        case unreachable
+        /// No answer in time.
+        case timedOut
+        /// No answer, and nothing learnt of the host: cancelled, refused by a policy, too large,
+        /// not built.
+        case noAnswer
+    }
+
+    /// When the call may be tried again.
+    enum Retry: Equatable, Sendable {
+        /// After exactly this many seconds (a `Retry-After`, or a decider's choice).
+        case after(Seconds)
+        /// After a random share of this many seconds, drawn by the machine (full jitter).
+        case backoff(upTo: Seconds)
+
+        /// The seconds to wait, with `jitter` (in 0...1) the share of a backoff's ceiling.
+        func delay(jitter: Double) -> Seconds {
+            switch self {
+            case .after(let seconds): max(0, seconds)
+            case .backoff(let ceiling): ceiling * min(max(jitter, 0), 1)
+            }
+        }
+    }
+
+    let kind: Kind
+    /// Nil when the call's retry policy gives up on this result.
+    let retry: Retry?
+
+    var isSuccess: Bool { kind == .succeeded }
+
+    /// The token a 401 rejected, if the request carried one and can get a new one.
+    var rejectedToken: String? {
+        if case .unauthorized(let token) = kind { return token }
+        return nil
+    }
+}
+
+/// What the layer beside the transport read of an attempt's result as it ended, for
+/// ``SchedulerMachine/attemptEnded(_:with:_:now:)``.
+enum AttemptReading: Equatable, Sendable {
+    /// The whole verdict: a result that asks no retry policy (an answer below 400, a
+    /// cancellation) is judged at once.
+    case verdict(AttemptVerdict)
+    /// A failure, by its kind: the machine frees the attempt's slot and tells its host's health,
+    /// then asks for the verdict (``SchedulerMachine/VerdictWanted``) only if its call still
+    /// wants one, so that a retry policy's decider is asked once for each attempt that counts,
+    /// and never for one the machine already ended.
+    case failure(AttemptVerdict.Kind)
+
+    var kind: AttemptVerdict.Kind {
+        switch self {
+        case .verdict(let verdict): verdict.kind
+        case .failure(let kind): kind
+        }
+    }
+}
