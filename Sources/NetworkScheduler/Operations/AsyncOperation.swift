@@ -7,8 +7,7 @@ import Foundation
 /// the state lock is released, on the thread that changed the state: on Linux the queue reads
 /// `isFinished` from inside `didChangeValue` and would deadlock otherwise.
 class AsyncOperation: Operation, @unchecked Sendable {
-    // Safety: all mutable state is in `lockedState`, but `finishesWhenStarted`, which only
-    // `transitions` guards.
+    // Safety: all mutable state is in `locks`, each part under the mutex that guards it.
 
     /// Where an operation is in its life. It only ever moves forward.
     enum State: Sendable, Equatable {
@@ -20,18 +19,15 @@ class AsyncOperation: Operation, @unchecked Sendable {
         case finished
     }
 
-    private let lockedState = Locked(State.pending)
-    /// Held through a whole transition, `willChangeValue` to `didChangeValue`, so that KVO sees
-    /// the old state before the change and the new one after, on Apple platforms as the
-    /// protocol wants. Not the state's lock, which `isFinished` takes from inside
-    /// `didChangeValue`; recursive, in case an observer moves the operation on this thread.
-    private let transitions = NSRecursiveLock()
-    /// `finish()` was called before the operation started: it finishes when it starts. Only
-    /// touched under `transitions`.
-    private var finishesWhenStarted = false
+    /// The state's lock, and the transitions' lock, held through a whole transition,
+    /// `willChangeValue` to `didChangeValue`, so that KVO sees the old state before the change
+    /// and the new one after, on Apple platforms as the protocol wants. The transitions' lock
+    /// also guards `finishesWhenStarted`: `finish()` was called before the operation started,
+    /// so it finishes when it starts.
+    private let locks = OperationLocks.make()
 
     /// The current state.
-    var state: State { lockedState.withLock { $0 } }
+    var state: State { locks.withState { $0 } }
 
     /// Always true: the operation goes on after `start()` returns, until it calls `finish()`.
     override var isAsynchronous: Bool { true }
@@ -43,10 +39,10 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// A cancelled operation reports its outcome (``skipExecution()``) before it is marked
     /// finished: an operation that depends on it must not run before that outcome is known.
     override final func start() {
-        transitions.lock()
+        locks.lockTransitions()
         let isStarting = transition(to: .executing) == .pending
-        let finishesAtOnce = finishesWhenStarted
-        transitions.unlock()
+        let finishesAtOnce = locks.finishesWhenStarted
+        locks.unlockTransitions()
         guard isStarting else { return }
         if finishesAtOnce {
             finish()
@@ -60,7 +56,7 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// Runs `body` under the lock that guards the state, for a subclass's own state: one lock
     /// per operation instead of two. `body` must not call back into the operation.
     final func withStateLock<Result>(_ body: () throws -> Result) rethrows -> Result {
-        try lockedState.withLock { _ in try body() }
+        try locks.withState { _ in try body() }
     }
 
     /// The work. Call `finish()` when it is done.
@@ -79,10 +75,10 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// an operation that says it finished before the queue started it, while the operations
     /// it depends on may still point to it (corelibs Foundation then crashes when they finish).
     final func finish() {
-        transitions.lock()
-        defer { transitions.unlock() }
+        locks.lockTransitions()
+        defer { locks.unlockTransitions() }
         guard state != .pending else {
-            finishesWhenStarted = true
+            locks.finishesWhenStarted = true
             return
         }
         _ = transition(to: .finished)
@@ -92,8 +88,8 @@ class AsyncOperation: Operation, @unchecked Sendable {
     /// state changes, `didChangeValue` after, neither under the state's lock. Returns the state
     /// it left, or nil when the move was not forward (a repeated finish, a start after finishing).
     private func transition(to next: State) -> State? {
-        transitions.lock()
-        defer { transitions.unlock() }
+        locks.lockTransitions()
+        defer { locks.unlockTransitions() }
         let previous = state
         switch (previous, next) {
         case (.pending, .executing), (.executing, .finished): break
@@ -102,7 +98,7 @@ class AsyncOperation: Operation, @unchecked Sendable {
         let executingChanged = previous == .executing || next == .executing
         if executingChanged { notify(.will, "isExecuting") }
         if next == .finished { notify(.will, "isFinished") }
-        lockedState.withLock { $0 = next }
+        locks.withState { $0 = next }
         if executingChanged { notify(.did, "isExecuting") }
         if next == .finished { notify(.did, "isFinished") }
         return previous
