@@ -4,9 +4,9 @@ import Foundation
 /// same file to write), or the same key its resource gave. ``PreparedRequest/key(_:ignoring:destination:)``
 /// makes it.
 ///
-/// A class, hashed once: a call keeps its key in one word, and the machine's registry files
-/// the call under the key's `hash`, so that no lookup hashes the URL, body and headers again.
-final class CallKey: Hashable, Sendable {
+/// Hashed once, as it is made: the machine's registry files a call under the key's hash, so
+/// that no lookup hashes the URL, body and headers again. A value, kept inline in its call.
+struct CallKey: Hashable, Sendable {
     private enum Kind: Sendable {
         /// A download writes its file at `destination`: one call writes one file.
         case request(RequestIdentity, destination: String?)
@@ -26,7 +26,7 @@ final class CallKey: Hashable, Sendable {
         hash = hasher.finalize()
     }
 
-    convenience init(custom key: String) {
+    init(custom key: String) {
         self.init(custom: key, hash: key.hashValue)
     }
 
@@ -37,7 +37,6 @@ final class CallKey: Hashable, Sendable {
     }
 
     static func == (lhs: CallKey, rhs: CallKey) -> Bool {
-        guard lhs !== rhs else { return true }
         guard lhs.hash == rhs.hash else { return false }
         switch (lhs.kind, rhs.kind) {
         case let (.request(identity, destination), .request(otherIdentity, otherDestination)):
