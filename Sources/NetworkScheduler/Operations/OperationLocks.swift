@@ -41,7 +41,15 @@ final class OperationLocks: ManagedBuffer<OperationLocks.Guarded, pthread_mutex_
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         defer { pthread_mutexattr_destroy(&attributes) }
-        if recursive { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE)) }
+        if recursive {
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        } else {
+            #if canImport(Glibc)
+            // As `Locked`'s: spins briefly before sleeping, since the queue's threads read the
+            // state while it changes, for a few instructions at a time.
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            #endif
+        }
         let status = pthread_mutex_init(mutex, &attributes)
         precondition(status == 0, "pthread_mutex_init failed: \(status)")
     }
