@@ -28,19 +28,7 @@ package struct Locked<Value> {
 
     package init(_ value: Value) {
         storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
-        storage.withUnsafeMutablePointerToElements { mutex in
-            mutex.initialize(to: pthread_mutex_t())
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            defer { pthread_mutexattr_destroy(&attributes) }
-            #if canImport(Glibc)
-            // Spins briefly before sleeping: the scheduler's lock is held for microseconds, and
-            // a waiter put to sleep each time cost more than the work it waited for.
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-            #endif
-            let status = pthread_mutex_init(mutex, &attributes)
-            precondition(status == 0, "pthread_mutex_init failed: \(status)")
-        }
+        storage.withUnsafeMutablePointerToElements { initializeMutex($0, recursive: false) }
     }
 
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
@@ -55,3 +43,22 @@ package struct Locked<Value> {
 // Safety: the value is only read or written while its mutex is held, so a value that may
 // cross threads may be shared through the lock.
 extension Locked: @unchecked Sendable where Value: Sendable {}
+
+/// Initializes the mutex at `mutex`. One that is not recursive spins briefly before sleeping
+/// (on Linux): the locks here are held for microseconds, and a waiter put to sleep each time
+/// cost more than the work it waited for.
+func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, recursive: Bool) {
+    mutex.initialize(to: pthread_mutex_t())
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    defer { pthread_mutexattr_destroy(&attributes) }
+    if recursive {
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+    } else {
+        #if canImport(Glibc)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        #endif
+    }
+    let status = pthread_mutex_init(mutex, &attributes)
+    precondition(status == 0, "pthread_mutex_init failed: \(status)")
+}

@@ -30,28 +30,10 @@ final class OperationLocks: ManagedBuffer<OperationLocks.Guarded, pthread_mutex_
         let locks = unsafeDowncast(create(minimumCapacity: 2) { _ in Guarded(state: .pending, finishesWhenStarted: false) },
                                    to: OperationLocks.self)
         locks.withUnsafeMutablePointerToElements { mutexes in
-            initialize(mutexes + stateMutex, recursive: false)
-            initialize(mutexes + transitionsMutex, recursive: true)
+            initializeMutex(mutexes + stateMutex, recursive: false)
+            initializeMutex(mutexes + transitionsMutex, recursive: true)
         }
         return locks
-    }
-
-    private static func initialize(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, recursive: Bool) {
-        mutex.initialize(to: pthread_mutex_t())
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        defer { pthread_mutexattr_destroy(&attributes) }
-        if recursive {
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
-        } else {
-            #if canImport(Glibc)
-            // As `Locked`'s: spins briefly before sleeping, since the queue's threads read the
-            // state while it changes, for a few instructions at a time.
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-            #endif
-        }
-        let status = pthread_mutex_init(mutex, &attributes)
-        precondition(status == 0, "pthread_mutex_init failed: \(status)")
     }
 
     deinit {
