@@ -11,14 +11,18 @@ let package = Package(
         .library(name: "NetworkSchedulerOutbox", targets: ["NetworkSchedulerOutbox"]),
     ],
     targets: [
-        .target(name: "NetworkScheduler"),
+        // The scheduler's decisions, kept apart: a module that imports nothing, so that what
+        // decides cannot read HTTP. Its code is inlinable, so that the scheduler's module
+        // specializes it for its own types (Benchmarks/RUNS.md, thirty-fifth run).
+        .target(name: "NetworkSchedulerMachine"),
+        .target(name: "NetworkScheduler", dependencies: ["NetworkSchedulerMachine"]),
         .target(name: "NetworkSchedulerTesting", dependencies: ["NetworkScheduler"]),
         .target(name: "NetworkSchedulerTimeline", dependencies: ["NetworkScheduler"]),
         .target(name: "NetworkSchedulerOutbox", dependencies: ["NetworkScheduler"]),
         .testTarget(
             name: "NetworkSchedulerTests",
             dependencies: [
-                "NetworkScheduler", "NetworkSchedulerTesting", "NetworkSchedulerTimeline", "NetworkSchedulerOutbox",
+                "NetworkScheduler", "NetworkSchedulerMachine", "NetworkSchedulerTesting", "NetworkSchedulerTimeline", "NetworkSchedulerOutbox",
             ]
         ),
     ],

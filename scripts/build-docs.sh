@@ -11,6 +11,15 @@ trap 'rm -f "$log"' EXIT
 # --build-tests`); the libraries' graphs, all this needs, are written whatever it says of those.
 swift package dump-symbol-graph --skip-synthesized-members --emit-extension-block-symbols >"$log" 2>&1 || true
 graphs=$(sed -n 's/^Files written to //p' "$log")
+# The vocabulary declared in NetworkSchedulerMachine (RequestPriority, Lane…) is NetworkScheduler's
+# API, re-exported: its graph is made again with those symbols in it, which the package command
+# cannot ask for.
+if [ -n "$graphs" ]; then
+    swift-symbolgraph-extract -module-name NetworkScheduler -target "$(basename "$(dirname "$graphs")")" \
+        -I .build/debug/Modules $( [ "$(uname)" = Darwin ] && echo -sdk "$(xcrun --show-sdk-path)" ) \
+        -minimum-access-level public -skip-synthesized-members -emit-extension-block-symbols \
+        -experimental-allowed-reexported-modules=NetworkSchedulerMachine -output-dir "$graphs" >>"$log" 2>&1
+fi
 for module in NetworkScheduler NetworkSchedulerTesting NetworkSchedulerTimeline NetworkSchedulerOutbox; do
     if [ -z "$graphs" ] || [ ! -f "$graphs/$module.symbols.json" ]; then
         echo "build-docs: no symbol graph for $module; swift package dump-symbol-graph said:" >&2

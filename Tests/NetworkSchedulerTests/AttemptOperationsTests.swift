@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 import NetworkSchedulerTesting
 
 /// The scheduler keeps each running attempt's operation, made in the event that started it:

@@ -83,7 +83,7 @@ import Testing
         // The objects this test binary was linked from (a build folder may hold stale ones).
         let linked = try String(contentsOf: build.appendingPathComponent(linkList), encoding: .utf8)
         let objects = linked.split(separator: "\n").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
-            .filter { $0.contains("/NetworkScheduler.build/") || $0.contains("/NetworkSchedulerTesting.build/") }
+            .filter { object in Self.linkedModules.contains { object.contains("/\($0).build/") } }
         let executable = folder.appendingPathComponent("example").path
         var arguments = ["swiftc", "-swift-version", "6", "-module-name", "Example",
                          "-I", build.appendingPathComponent("Modules").path,
@@ -97,6 +97,9 @@ import Testing
         return try await run(executable, [], timeout: 60).output
     }
 
+    /// The modules an app that uses the library and its testing kit links.
+    private static let linkedModules = ["NetworkScheduler", "NetworkSchedulerMachine", "NetworkSchedulerTesting"]
+
     /// Whether this process runs under the thread sanitizer.
     private static var isThreadSanitized: Bool {
         dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
@@ -104,7 +107,7 @@ import Testing
 
     /// Runs a program, at most `timeout` seconds, and returns its exit status and its output
     /// and errors together.
-    static func run(_ path: String, _ arguments: [String], timeout: TimeInterval) async throws -> (status: Int32, output: String) {
+    private static func run(_ path: String, _ arguments: [String], timeout: TimeInterval) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

@@ -21,12 +21,12 @@ extension AttemptVerdict {
         failureStatuses: Set<Int>,
         date: Date
     ) {
-        let retryAfter: TimeInterval?
-        (kind, retryAfter) = Self.read(outcome, request: request, submission: submission,
-                                       failureStatuses: failureStatuses, date: date)
+        let (kind, retryAfter) = Self.read(outcome, request: request, submission: submission,
+                                           failureStatuses: failureStatuses, date: date)
         let policy = submission.retryPolicy ?? defaultPolicy
-        retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
-                             after: outcome, retryAfter: retryAfter)
+        let retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
+                                 after: outcome, retryAfter: retryAfter)
+        self.init(kind: kind, retry: retry)
     }
 
     /// What `outcome` was, without asking a retry policy: its kind, and the seconds of its

@@ -41,7 +41,7 @@ extension CallResult {
 
 /// The outcomes the machine decides by itself, as the scheduler's callers get them.
 extension Result: CallOutcome where Success == TransportResponse, Failure == ServiceError {
-    static var attemptTimedOut: Self { .failure(.timedOut) }
-    static var callerDeadlinePassed: Self { .failure(.deadlineExceeded) }
-    static func lineFull(host: String) -> Self { .failure(.lineFull(host: host)) }
+    @usableFromInline package static var attemptTimedOut: Self { .failure(.timedOut) }
+    @usableFromInline package static var callerDeadlinePassed: Self { .failure(.deadlineExceeded) }
+    @usableFromInline package static func lineFull(host: String) -> Self { .failure(.lineFull(host: host)) }
 }

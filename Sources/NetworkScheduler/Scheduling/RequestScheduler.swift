@@ -465,7 +465,7 @@ public final class RequestScheduler: Sendable {
     /// - Parameter isIncluded: true for the requests to cancel; run on the calling thread, outside the
     ///   scheduler's lock.
     public func cancel(where isIncluded: (RequestHandle) -> Bool) {
-        let handles = state.withLock { core in core.machine.callerIDs.map { core.machine.callers[$0.slot].handle } }
+        let handles = state.withLock { core in core.machine.callerHandles }
         cancel(handles.filter(isIncluded))
     }
 
@@ -477,9 +477,7 @@ public final class RequestScheduler: Sendable {
     /// - Parameter url: any URL of the host.
     public func health(of url: URL) -> HostHealth {
         guard let name = url.hostKey else { return .available }
-        let availability = state.withLock { core in
-            core.machine.hostIndices[name].map { core.machine.hosts[$0].availability } ?? .available
-        }
+        let availability = state.withLock { core in core.machine.availability(ofHost: name) }
         return health(availability, now: clock.uptimeNanoseconds)
     }
 
@@ -489,7 +487,7 @@ public final class RequestScheduler: Sendable {
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {
         guard let name = url.hostKey else { return hostBudget }
-        return state.withLock { core in core.machine.hostIndices[name].map { core.machine.budgets(ofHost: $0).all } ?? hostBudget }
+        return state.withLock { core in core.machine.budget(ofHost: name) ?? hostBudget }
     }
 
     func health(_ availability: Machine.Availability, now: UInt64) -> HostHealth {

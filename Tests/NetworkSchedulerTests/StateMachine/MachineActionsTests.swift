@@ -1,5 +1,6 @@
 import Foundation
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Bounded waits on the machine (see `MachineDriver`): with a maximum wait for its priority, a
 /// call that waited longer is promoted one level, keeping its arrival; strict order otherwise.

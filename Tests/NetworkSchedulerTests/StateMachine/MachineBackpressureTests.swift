@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// A bounded line on the machine (see `MachineDriver`): when it is full, the newest call of
 /// the lowest rank waiting is shed with a typed error, never a more urgent one for a less

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): no host runs more attempts at once than
 /// its budget.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): cancellation is per caller: the call
 /// goes on while others want it, and a call nobody wants leaves its line or has its task cancelled.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): identical callers share one call; a
 /// caller whose request is not shared makes its own.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): dependencies gate a caller: built only
 /// once all succeed, never sent when one fails.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 import NetworkSchedulerTesting
 
 extension HeavyTests {

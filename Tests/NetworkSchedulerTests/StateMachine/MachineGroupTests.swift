@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): a group cancels exactly its own
 /// callers, in one event.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Each host's health on the machine (see `MachineDriver`): a 429 or 503 with `Retry-After`,
 /// or failures in a row, pause the whole host, then one probe goes through before it opens.

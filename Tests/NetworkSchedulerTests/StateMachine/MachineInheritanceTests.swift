@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Priority inheritance on the machine (see `MachineDriver`): a caller waiting for dependencies
 /// lends them its priority, transitively, while it waits; they drop back when it leaves.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Keyed calls whose callers all left on the machine (see `MachineDriver`): one on the wire
 /// runs to its end, and its outcome is kept under its key for identical requests.

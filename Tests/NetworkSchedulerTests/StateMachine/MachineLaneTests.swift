@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Serial lanes on the machine (see `MachineDriver`): calls of one lane go one at a time, in
 /// the order they were made, whatever their priorities and the free slots.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Live priority on the machine (see `MachineDriver`): a caller that changes its priority moves
 /// its call in the line, keeping its arrival; a shared call follows its callers' highest; a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): waiting calls start by priority, then
 /// first in first out; a shared call runs at its callers' highest priority; low priorities leave

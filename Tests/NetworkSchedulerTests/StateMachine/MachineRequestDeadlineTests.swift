@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Each request's own deadline on the machine (see `MachineDriver`): it covers every wait and
 /// every attempt, and ends the caller at the deadline, wherever it is.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// The machine, driven synchronously (see `MachineDriver`): retries wait out their backoff without
 /// holding a slot; Retry-After sets it; only requests safe to repeat are retried.

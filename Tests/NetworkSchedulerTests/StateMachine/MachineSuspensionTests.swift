@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Suspended callers on the machine (see `MachineDriver`): a call none of whose callers may
 /// start waits out of its line, keeping its place, and takes it back when one resumes; calls

@@ -1,5 +1,6 @@
 import Foundation
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 import Testing
 
@@ -85,14 +86,14 @@ import Testing
         #expect(third.call != firstCall, "another key makes another call")
     }
 
-    /// The layer the compiler keeps apart: the machine's folder typechecks on its own, as a
-    /// module that imports nothing, so that its code cannot name a type of the scheduler's (a
-    /// request, an answer, an error, a header) or of Foundation. Only the imports are read as
-    /// text: a file that imported Foundation would still compile.
-    @Test func theMachinesFolderCompilesAloneAndImportsNothing() async throws {
+    /// The layer the compiler keeps apart: the machine is a module of its own, which the
+    /// scheduler's module depends on and not the other way round, so that its code cannot name a
+    /// type of the scheduler's (a request, an answer, an error, a header). That it imports
+    /// nothing else, Foundation included, is read here, as text: the build would not notice.
+    @Test func theMachinesModuleImportsNothing() throws {
         let folder = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/NetworkScheduler/StateMachine")
+            .appendingPathComponent("Sources/NetworkSchedulerMachine")
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "swift" }
         #expect(files.count >= 20, "the machine's files were not found at \(folder.path)")
@@ -101,13 +102,6 @@ import Testing
                 .filter { $0.hasPrefix("import ") || $0.hasPrefix("@_exported import ") || $0.hasPrefix("@testable import ") }
             #expect(imports.isEmpty, "\(file.lastPathComponent): \(imports)")
         }
-
-        let arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-package-name", "NetworkScheduler",
-                         "-module-name", "SchedulerMachineAlone"] + files.map(\.path)
-        let checked = try await ReadmeExampleTests.run("/usr/bin/env", arguments, timeout: 300)
-
-        #expect(checked.status == 0, "the machine's folder does not compile alone:\n\(checked.output)")
-        #expect(checked.output.isEmpty, "the machine's folder compiles alone with warnings:\n\(checked.output)")
     }
 
     private struct Failure: Error, CustomStringConvertible {

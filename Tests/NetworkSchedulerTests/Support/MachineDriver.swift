@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 /// Drives a ``SchedulerMachine`` synchronously, as the scheduler does, with names for callers
 /// and tasks, a clock the test moves, and every action kept for the test to read: no threads,

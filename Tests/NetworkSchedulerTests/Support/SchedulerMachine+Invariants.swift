@@ -1,4 +1,5 @@
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 
 // What must hold after every event, recounted from scratch: the fuzz checks it after each step.
 // Here, with the tests, since only they ask.

@@ -53,7 +53,7 @@ public struct HostHealthPolicy: Sendable, Equatable {
     ///   - maximumPause: the longest pause, whatever the server asks.
     ///   - adaptsBudget: whether each host's budget halves on strain and grows back with answers.
     ///   - failureStatuses: the statuses that count as failures, beside failures to connect.
-    public init(
+    @inlinable public init(
         pausesOnRetryAfter: Bool = true,
         failuresBeforePause: Int? = nil,
         pauseAfterFailures: Double = 1,
@@ -93,7 +93,7 @@ public struct HostRateLimit: Sendable, Equatable {
     /// - Parameters:
     ///   - requestsPerSecond: the rate the bucket refills at.
     ///   - burst: the bucket's size: how many may start at once after a quiet spell.
-    public init(requestsPerSecond: Double, burst: Int = 1) {
+    @inlinable public init(requestsPerSecond: Double, burst: Int = 1) {
         precondition(requestsPerSecond > 0, "a rate limit must let requests through")
         self.requestsPerSecond = requestsPerSecond
         self.burst = max(1, burst)

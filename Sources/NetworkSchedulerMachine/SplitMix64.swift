@@ -3,14 +3,14 @@
 /// randomness per request and the same seed replays the same backoffs (in tests, in the fuzz).
 /// The only one in the project: the testing kit's `SeededGenerator`, which tests and the chaos
 /// soak draw from, is this one.
-package struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+@usableFromInline package struct SplitMix64: RandomNumberGenerator, Sendable {
+    @usableFromInline var state: UInt64
 
-    package init(seed: UInt64) {
+    @inlinable package init(seed: UInt64) {
         state = seed
     }
 
-    package mutating func next() -> UInt64 {
+    @inlinable package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

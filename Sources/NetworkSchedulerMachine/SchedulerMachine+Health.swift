@@ -3,7 +3,7 @@
 // bucket): what lets a host's waiting calls start, besides its budget.
 extension SchedulerMachine {
     /// Whether a host takes new attempts.
-    enum Availability: Equatable, Sendable {
+    @usableFromInline package enum Availability: Equatable, Sendable {
         case available
         /// Nothing new starts before this uptime, for this reason.
         case paused(until: UInt64, reason: HostPauseReason)
@@ -13,15 +13,20 @@ extension SchedulerMachine {
     }
 
     /// A host's health changed: for the monitors, and for ``RequestScheduler/health(of:)``.
-    struct HealthChange: Equatable {
-        let host: String
-        let availability: Availability
+    @usableFromInline package struct HealthChange: Equatable, Sendable {
+        @usableFromInline package let host: String
+        @usableFromInline package let availability: Availability
+
+        @inlinable package init(host: String, availability: Availability) {
+            self.host = host
+            self.availability = availability
+        }
     }
 
     /// The most attempts `host` may run now, and the most of them low-priority calls may:
     /// the scheduler's, or fewer while its adaptive budget is lowered (keeping as many slots
     /// for urgent calls, but at least one for any).
-    func budgets(ofHost host: Int) -> (all: Int, lowPriority: Int) {
+    @inlinable func budgets(ofHost host: Int) -> (all: Int, lowPriority: Int) {
         let (budget, lowPriorityBudget) = (hosts[host].budget, hosts[host].lowPriorityBudget)
         guard healthPolicy.adaptsBudget else { return (budget, lowPriorityBudget) }
         let all = max(1, min(budget, Int(hosts[host].window)))
@@ -30,7 +35,7 @@ extension SchedulerMachine {
 
     /// An answer grows a host's adaptive budget by a slot per budget's worth of answers; a
     /// 429, 503 or timeout halves it.
-    private mutating func adaptBudget(ofHost host: Int, isStrained: Bool) {
+    @inlinable mutating func adaptBudget(ofHost host: Int, isStrained: Bool) {
         guard healthPolicy.adaptsBudget else { return }
         let window = hosts[host].window
         hosts[host].window = isStrained ? max(1, window / 2) : min(Double(hosts[host].budget), window + 1 / window)
@@ -38,7 +43,7 @@ extension SchedulerMachine {
 
     /// Whether one more waiting call may start on `host` now, as its health and rate limit
     /// allow (its budget aside). A host out of rate-limit tokens gets a timer for the next one.
-    mutating func admitsAnother(onHost host: Int, now: UInt64, into actions: inout Actions) -> Bool {
+    @inlinable mutating func admitsAnother(onHost host: Int, now: UInt64, into actions: inout Actions) -> Bool {
         switch hosts[host].availability {
         case .paused, .probing(.some): return false
         case .available, .probing(.none): break
@@ -53,12 +58,12 @@ extension SchedulerMachine {
 
     /// An attempt of `callID` began on `host`: it takes a token, and is the probe if the host
     /// is probing.
-    mutating func admitted(_ callID: CallID, onHost host: Int) {
+    @inlinable mutating func admitted(_ callID: CallID, onHost host: Int) {
         if hosts[host].rateLimit != nil { hosts[host].tokens -= 1 }
         if case .probing(.none) = hosts[host].availability { hosts[host].availability = .probing(callID) }
     }
 
-    private mutating func refill(_ host: Int, _ limit: HostRateLimit, now: UInt64) {
+    @inlinable mutating func refill(_ host: Int, _ limit: HostRateLimit, now: UInt64) {
         guard let refilledAt = hosts[host].refilledAt else {
             (hosts[host].tokens, hosts[host].refilledAt) = (Double(limit.burst), now)
             return
@@ -72,7 +77,7 @@ extension SchedulerMachine {
     /// while (a 429 or 503 with `Retry-After`) pauses it; failing (to connect, or with a status
     /// the policy counts) too many times in a row, or as the probe, pauses it (longer each
     /// time); any other answer from the server counts as healthy and, from the probe, opens it.
-    mutating func judge(
+    @inlinable mutating func judge(
         _ result: AttemptVerdict.Kind,
         of callID: CallID,
         onHost host: Int,
@@ -104,7 +109,7 @@ extension SchedulerMachine {
     /// once there are as many as the policy allows, or at once for the probe. Under a policy
     /// that never pauses for failures, a failed probe hands its turn to the next attempt (its
     /// own retry, or another call's): a probe's end always lets the host move on.
-    private mutating func failed(_ host: Int, isProbe: Bool, reason: HostPauseReason, now: UInt64,
+    @inlinable mutating func failed(_ host: Int, isProbe: Bool, reason: HostPauseReason, now: UInt64,
                                  into actions: inout Actions) {
         hosts[host].consecutiveFailures += 1
         guard let threshold = healthPolicy.failuresBeforePause else {
@@ -121,7 +126,7 @@ extension SchedulerMachine {
 
     /// The server answered: the host is reachable; one that asked to slow down with a
     /// `Retry-After` pauses if the policy says so.
-    private mutating func serverAnswered(on host: Int, isProbe: Bool, isStrained: Bool, pausingFor retryAfter: Seconds?,
+    @inlinable mutating func serverAnswered(on host: Int, isProbe: Bool, isStrained: Bool, pausingFor retryAfter: Seconds?,
                                          now: UInt64, into actions: inout Actions) {
         hosts[host].consecutiveFailures = 0
         adaptBudget(ofHost: host, isStrained: isStrained)
@@ -133,7 +138,7 @@ extension SchedulerMachine {
         }
     }
 
-    private mutating func pause(_ host: Int, for seconds: Seconds, reason: HostPauseReason, now: UInt64,
+    @inlinable mutating func pause(_ host: Int, for seconds: Seconds, reason: HostPauseReason, now: UInt64,
                                 into actions: inout Actions) {
         let until = now + UInt64(min(max(seconds, 0), healthPolicy.maximumPause) * 1_000_000_000)
         if case .paused(let current, _) = hosts[host].availability, current >= until { return }
@@ -142,12 +147,12 @@ extension SchedulerMachine {
     }
 
     /// A host's timer fired: a pause that is over lets one probe through.
-    mutating func hostTimerFired(_ host: Int, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func hostTimerFired(_ host: Int, now: UInt64, into actions: inout Actions) {
         guard case .paused(let until, _) = hosts[host].availability, until <= now else { return }
         setAvailability(.probing(nil), of: host, into: &actions)
     }
 
-    private mutating func setAvailability(_ availability: Availability, of host: Int, into actions: inout Actions) {
+    @inlinable mutating func setAvailability(_ availability: Availability, of host: Int, into actions: inout Actions) {
         hosts[host].availability = availability
         actions.unlocked.healthChanges.append(HealthChange(host: hosts[host].name, availability: availability))
     }

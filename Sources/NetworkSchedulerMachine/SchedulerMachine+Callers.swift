@@ -2,7 +2,7 @@
 // The events of callers: they arrive, wait for dependencies, attach to calls, and leave.
 extension SchedulerMachine {
     /// What became of a caller whose request was ready.
-    enum Attachment: Equatable {
+    @usableFromInline package enum Attachment: Equatable {
         /// It had left before it could attach.
         case gone
         /// It joined the identical call in flight.
@@ -11,7 +11,7 @@ extension SchedulerMachine {
         case created(CallID)
 
         /// The call it made or joined, if it did.
-        var call: CallID? {
+        @inlinable package var call: CallID? {
             switch self {
             case .gone: nil
             case .joined(let call), .created(let call): call
@@ -26,7 +26,7 @@ extension SchedulerMachine {
     /// ``CallOutcome/callerDeadlinePassed`` if it has not ended. `host` is where its request
     /// will go (as ``Host/name``), if known: the slot its last dependency's call frees there may
     /// be kept for it.
-    mutating func add(
+    @inlinable package mutating func add(
         _ handle: CallerHandle,
         number: UInt64,
         priority: RequestPriority,
@@ -57,7 +57,7 @@ extension SchedulerMachine {
     /// request is to be built (``Actions/Unlocked/ready``), then attached with
     /// ``attach(_:request:key:now:)``; a caller that stops waiting
     /// takes back the priority it lent.
-    mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> Actions {
+    @inlinable package mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> Actions {
         guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return Actions() }
         var actions = Actions()
         if remaining == 1 {
@@ -72,7 +72,7 @@ extension SchedulerMachine {
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
     /// new one, which sends `request`. `isSuspended` is whether its group is; `deadline`, the
     /// uptime at which it ends with ``CallOutcome/callerDeadlinePassed`` if it has not ended.
-    mutating func submit(
+    @inlinable package mutating func submit(
         _ handle: CallerHandle,
         number: UInt64,
         priority: RequestPriority,
@@ -93,7 +93,7 @@ extension SchedulerMachine {
     }
 
     /// A caller whose dependencies succeeded, with its request now built: as ``submit``.
-    mutating func attach(
+    @inlinable package mutating func attach(
         _ id: CallerID,
         request: Request,
         key: Request.Key?,
@@ -144,7 +144,7 @@ extension SchedulerMachine {
     /// Ends a caller that waits for its dependencies or is being built with `outcome`, which
     /// came from elsewhere than a call of its own (a dependency failed, its request could not be
     /// built, or the cache answered), unless it has ended already.
-    mutating func end(_ id: CallerID, with outcome: Outcome, now: UInt64) -> Actions {
+    @inlinable package mutating func end(_ id: CallerID, with outcome: Outcome, now: UInt64) -> Actions {
         guard let caller = callers.lookup(id.slot) else { return Actions() }
         switch caller.stage {
         case .waiting, .building:
@@ -161,7 +161,7 @@ extension SchedulerMachine {
 
     /// Cancels callers: each still here ends with `.cancelled`; a call keeps going while other
     /// callers want it, and one left with none leaves its line, or has its task cancelled.
-    mutating func cancel(_ ids: some Sequence<CallerID>, now: UInt64) -> Actions {
+    @inlinable package mutating func cancel(_ ids: some Sequence<CallerID>, now: UInt64) -> Actions {
         var actions = Actions()
         for id in ids {
             if let handle = leave(id, now: now, into: &actions) { actions.unlocked.cancelled.append(handle) }
@@ -173,7 +173,7 @@ extension SchedulerMachine {
     /// Takes a caller out, wherever it is, and returns its handle if it was still here, for
     /// the outcome it gets: its call keeps going while other callers want it, and one left
     /// with none leaves its line, or has its task cancelled.
-    mutating func leave(_ id: CallerID, now: UInt64, into actions: inout Actions) -> CallerHandle? {
+    @inlinable mutating func leave(_ id: CallerID, now: UInt64, into actions: inout Actions) -> CallerHandle? {
         guard let caller = callers.lookup(id.slot) else { return nil }
         if !caller.dependencies.isEmpty { stopLending(from: id, now: now, into: &actions) }
         removeCaller(id)
@@ -196,7 +196,7 @@ extension SchedulerMachine {
     /// its line, keeping its place, and takes it back (and may start) when one of them resumes
     /// or a caller that is not suspended joins it. Running calls go on; a suspended call that
     /// must try again after its attempt ended waits out of line until it is resumed.
-    mutating func setSuspended(_ isSuspended: Bool, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
+    @inlinable package mutating func setSuspended(_ isSuspended: Bool, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
         var actions = Actions()
         for id in ids {
             guard let caller = callers.lookup(id.slot), caller.isSuspended != isSuspended else { continue }
@@ -214,7 +214,9 @@ extension SchedulerMachine {
     /// highest caller's priority: in its line, where a call that rose may start at once (in a
     /// slot kept for urgent calls), or on the wire, where its task is told. A caller counts
     /// with the more urgent of its own priority and any that callers waiting for it lend it.
-    mutating func setPriority(_ priority: RequestPriority, of ids: some Sequence<CallerID>, now: UInt64) -> Actions {
+    @inlinable package mutating func setPriority(
+        _ priority: RequestPriority, of ids: some Sequence<CallerID>, now: UInt64
+    ) -> Actions {
         var changes: [PriorityChange] = []
         for id in ids {
             guard let caller = callers.lookup(id.slot), caller.priority != priority else { continue }
@@ -235,7 +237,7 @@ extension SchedulerMachine {
     /// Removes a caller, its deadline's timer if it has one, and the slot kept for it if one
     /// is (its host is then to be filled).
     @discardableResult
-    mutating func removeCaller(_ id: CallerID) -> Caller {
+    @inlinable mutating func removeCaller(_ id: CallerID) -> Caller {
         releaseSlot(keptFor: id)
         let caller = callers.remove(id.slot)
         if caller.hasDeadline { timers[.caller(id)] = nil }
@@ -245,7 +247,7 @@ extension SchedulerMachine {
     /// Keeps a keyed call on the wire after its last caller left: a POST the server may already
     /// be processing is not cut off halfway; it stays registered, so that an identical request
     /// joins it, and its outcome is kept for a while when it ends (see ``AttemptState/kept``).
-    private mutating func orphan(_ callID: CallID, leaving caller: Caller) {
+    @inlinable mutating func orphan(_ callID: CallID, leaving caller: Caller) {
         let call = calls[callID.slot]
         call.callers.removeAll()
         call.priorities.remove(caller.effectivePriority)
@@ -255,7 +257,7 @@ extension SchedulerMachine {
     /// Ends a call whose last caller left: a waiting one leaves its line, a backing-off one
     /// its timer, and one in a lane its place there; a running one keeps its budget slot (and
     /// its place at the head of its lane) until its task ends, and its task is cancelled.
-    private mutating func abandon(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func abandon(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         unregister(callID)
         switch calls[callID.slot].attempt {
         case .running(let running):
@@ -275,7 +277,7 @@ extension SchedulerMachine {
     }
 
     /// The call in flight registered under `key` in the serial lane `lane` (or in none), if any.
-    func registered(_ key: Request.Key, lane: String?) -> CallID? {
+    @inlinable func registered(_ key: Request.Key, lane: String?) -> CallID? {
         var candidate = registry[key.hashValue]
         while let id = candidate {
             let call = calls[id.slot]
@@ -286,7 +288,7 @@ extension SchedulerMachine {
     }
 
     /// Registers a new call under its key, so that identical requests join it.
-    private mutating func register(_ callID: CallID) {
+    @inlinable mutating func register(_ callID: CallID) {
         let call = calls[callID.slot]
         guard let key = call.key else { return }
         call.nextWithSameHash = registry.updateValue(callID, forKey: key.hashValue)
@@ -294,7 +296,7 @@ extension SchedulerMachine {
     }
 
     /// Takes a call's key out of the registry, so that new identical requests make a new call.
-    mutating func unregister(_ callID: CallID) {
+    @inlinable mutating func unregister(_ callID: CallID) {
         let call = calls[callID.slot]
         guard let hash = call.key?.hashValue, let head = registry[hash] else { return }
         defer { call.nextWithSameHash = nil }

@@ -7,7 +7,9 @@ extension SchedulerMachine {
     /// Returns its call's callers, to tell of the progress; none if the attempt has ended, or
     /// if its callers have all left (an abandoned call still lists them, but they are gone).
     /// A caller that joins later is told the last step as it joins.
-    mutating func attemptProgressed(_ attempt: AttemptID, to progress: TransferProgress, now: UInt64) -> [CallerHandle] {
+    @inlinable package mutating func attemptProgressed(
+        _ attempt: AttemptID, to progress: TransferProgress, now: UInt64
+    ) -> [CallerHandle] {
         guard let call = calls.lookup(attempt.call.slot), !call.isAbandoned, let running = call.running,
               running.serial == attempt.serial else {
             return []
@@ -25,7 +27,7 @@ extension SchedulerMachine {
     /// delivers `outcome` to its callers; a failure first waits for its verdict (a
     /// ``VerdictWanted``). An attempt that had already ended (at its deadline) changes nothing.
     /// Its time on the wire is counted on the machine's clock, from the slot it got to `now`.
-    mutating func attemptEnded(
+    @inlinable package mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Outcome,
         _ reading: AttemptReading,
@@ -46,7 +48,7 @@ extension SchedulerMachine {
     /// outcome as the layer beside the transport read it: the error that stalled it, or a
     /// stale answer from the cache). Nothing happens if the call has gone meanwhile (its
     /// callers left), or for any other attempt.
-    mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
+    @inlinable package mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
                                  answer: Outcome, now: UInt64) -> Actions {
         guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
               case .awaitingVerdict(let started) = call.attempt else { return Actions() }
@@ -62,7 +64,7 @@ extension SchedulerMachine {
     /// ``CallOutcome/callerDeadlinePassed``, attempts past theirs as
     /// ``CallOutcome/attemptTimedOut`` (their tasks are cancelled), calls that waited too long
     /// are promoted, and calls whose backoff is over go back in their lines.
-    mutating func timerFired(now: UInt64) -> Actions {
+    @inlinable package mutating func timerFired(now: UInt64) -> Actions {
         var actions = Actions()
         let due = timers.filter { $0.value <= now }.keys.sorted(by: TimerKey.firesBefore)
         for key in due { timers[key] = nil }
@@ -106,7 +108,7 @@ extension SchedulerMachine {
 
     /// Promotes a call that waited longer than its rank's maximum wait one level: it moves up
     /// in its line, ahead of the calls of its new rank that arrived after it.
-    private mutating func promote(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func promote(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let call = calls[callID.slot]
         guard let from = call.rank, from < .critical else { return }
         call.promotions += 1
@@ -118,7 +120,7 @@ extension SchedulerMachine {
 
     /// A token refresh for `callID` ended with a new token: its request, `rebuilt` with it, is
     /// sent again.
-    mutating func tokenRefreshed(_ callID: CallID, rebuilt: Request, now: UInt64) -> Actions {
+    @inlinable package mutating func tokenRefreshed(_ callID: CallID, rebuilt: Request, now: UInt64) -> Actions {
         guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
         var actions = Actions()
         call.request = rebuilt
@@ -130,7 +132,7 @@ extension SchedulerMachine {
 
     /// A token refresh for `callID` failed, or its request could not be built again: its
     /// callers get `outcome`.
-    mutating func tokenRefreshFailed(_ callID: CallID, with outcome: Outcome, now: UInt64) -> Actions {
+    @inlinable package mutating func tokenRefreshFailed(_ callID: CallID, with outcome: Outcome, now: UInt64) -> Actions {
         guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
         var actions = Actions()
         deliver(outcome, failed: true, of: callID, startedAt: nil, now: now, into: &actions)
@@ -140,7 +142,7 @@ extension SchedulerMachine {
 
     /// The network became reachable or not. While it is not, no waiting call starts; once it
     /// is, what fits starts.
-    mutating func connectivityChanged(isConnected: Bool, now: UInt64) -> Actions {
+    @inlinable package mutating func connectivityChanged(isConnected: Bool, now: UInt64) -> Actions {
         isOffline = !isConnected
         var actions = Actions()
         startWaitingOnEveryHost(now: now, into: &actions)
@@ -153,7 +155,7 @@ extension SchedulerMachine {
     /// the call, refreshes its token, or delivers. A failure (an attempt the machine ended at
     /// its deadline included) has its call wait for the verdict on it (a ``VerdictWanted``);
     /// a call whose callers all left wants none.
-    private mutating func end(
+    @inlinable mutating func end(
         _ callID: CallID,
         _ running: Running,
         with outcome: Outcome,
@@ -182,7 +184,7 @@ extension SchedulerMachine {
 
     /// What an attempt's outcome means for its call: a token refresh, a retry, or the outcome
     /// its callers get.
-    private mutating func decide(
+    @inlinable mutating func decide(
         _ callID: CallID,
         after outcome: Outcome,
         verdict: AttemptVerdict,
@@ -231,7 +233,7 @@ extension SchedulerMachine {
     /// it `failed` and its lane says so. `attemptStart` is when its last attempt got its slot,
     /// if one did: each caller waited from joining until then (or not at all, joining a call on
     /// the wire), and the attempt was on the wire from then to `now`.
-    mutating func deliver(
+    @inlinable mutating func deliver(
         _ outcome: Outcome,
         failed: Bool,
         of callID: CallID,
@@ -259,7 +261,7 @@ extension SchedulerMachine {
 
     /// A keyed call whose callers all left ended on the wire: its outcome is kept under its
     /// key for ``keptOutcomeWindow`` (or forgotten at once without one), and its lane goes on.
-    private mutating func keep(
+    @inlinable mutating func keep(
         _ outcome: Outcome,
         of callID: CallID,
         now: UInt64,
@@ -277,7 +279,7 @@ extension SchedulerMachine {
     }
 
     /// Removes a kept outcome, or a keyed call that ended without callers.
-    private mutating func forget(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func forget(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         unregister(callID)
         retire(callID, now: now, into: &actions)
     }
@@ -285,13 +287,13 @@ extension SchedulerMachine {
     // MARK: - The timer
 
     /// Sets a call's one timer, arming the scheduler's timer if it is the earliest.
-    mutating func setTimer(_ key: TimerKey, at uptime: UInt64, into actions: inout Actions) {
+    @inlinable mutating func setTimer(_ key: TimerKey, at uptime: UInt64, into actions: inout Actions) {
         timers[key] = uptime
         if let armedFor, armedFor <= uptime { return }
         arm(uptime, into: &actions)
     }
 
-    private mutating func arm(_ uptime: UInt64, into actions: inout Actions) {
+    @inlinable mutating func arm(_ uptime: UInt64, into actions: inout Actions) {
         armedFor = uptime
         actions.locked.armTimer = uptime
     }
@@ -300,7 +302,7 @@ extension SchedulerMachine {
 
 extension SchedulerMachine.Actions {
     /// Adds another event's actions to these.
-    mutating func merge(_ other: Self) {
+    @inlinable mutating func merge(_ other: Self) {
         locked.starts.append(contentsOf: other.locked.starts)
         locked.cancels.append(contentsOf: other.locked.cancels)
         locked.deadlinePassed.append(contentsOf: other.locked.deadlinePassed)

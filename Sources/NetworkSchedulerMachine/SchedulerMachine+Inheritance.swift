@@ -3,14 +3,20 @@
 extension SchedulerMachine {
     /// A caller's effective priority went from `was` to `now`. What counts a caller's priority
     /// (its call, or the callers it waits for) counts `was` until the change is carried on.
-    struct PriorityChange {
-        let caller: CallerID
-        let was: RequestPriority
-        let now: RequestPriority
+    @usableFromInline struct PriorityChange {
+        @usableFromInline let caller: CallerID
+        @usableFromInline let was: RequestPriority
+        @usableFromInline let now: RequestPriority
+
+        @inlinable init(caller: CallerID, was: RequestPriority, now: RequestPriority) {
+            self.caller = caller
+            self.was = was
+            self.now = now
+        }
     }
 
     /// Lends a new dependent's priority to the callers it waits for.
-    mutating func lend(from id: CallerID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func lend(from id: CallerID, now: UInt64, into actions: inout Actions) {
         let priority = callers[id.slot].effectivePriority
         var changes: [PriorityChange] = []
         for dependency in callers[id.slot].dependencies where callers.contains(dependency.slot) {
@@ -21,7 +27,7 @@ extension SchedulerMachine {
 
     /// Takes back what a dependent lent the callers it waited for: it stopped waiting (its
     /// dependencies succeeded), or it left.
-    mutating func stopLending(from id: CallerID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func stopLending(from id: CallerID, now: UInt64, into actions: inout Actions) {
         let priority = callers[id.slot].effectivePriority
         var changes: [PriorityChange] = []
         for dependency in callers[id.slot].dependencies where callers.contains(dependency.slot) {
@@ -37,7 +43,7 @@ extension SchedulerMachine {
     /// free slot); a
     /// waiting caller's dependencies inherit it, and so on up the chain. Without recursion: a
     /// chain of dependents may be 100,000 long.
-    mutating func carry(_ changes: [PriorityChange], now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func carry(_ changes: [PriorityChange], now: UInt64, into actions: inout Actions) {
         var changes = changes
         var next = 0
         while next < changes.count {
@@ -58,7 +64,7 @@ extension SchedulerMachine {
     }
 
     /// Changes what a caller inherits; if that changes its effective priority, adds the change.
-    private mutating func changeInherited(
+    @inlinable mutating func changeInherited(
         of id: CallerID,
         adding added: RequestPriority? = nil,
         removing removed: RequestPriority? = nil,

@@ -1,26 +1,31 @@
 /// Where a value lives in ``Slots``: its place, and which of the values that held that place
 /// it is, so that an identifier outliving its value finds nothing rather than its successor.
-struct SlotID: Hashable, Sendable, CustomStringConvertible {
-    let index: Int32
-    let generation: UInt32
+@usableFromInline package struct SlotID: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline let index: Int32
+    @usableFromInline let generation: UInt32
 
-    var description: String { "\(index).\(generation)" }
+    @inlinable package var description: String { "\(index).\(generation)" }
+
+    @inlinable init(index: Int32, generation: UInt32) {
+        self.index = index
+        self.generation = generation
+    }
 }
 
 /// Values reached by a ``SlotID`` in constant time, without hashing: an array whose free places
 /// are reused. The machine keeps its callers and calls here.
-struct Slots<Element> {
-    private var elements: [Element?] = []
-    private var generations: [UInt32] = []
-    private var free: [Int32] = []
+@usableFromInline struct Slots<Element> {
+    @usableFromInline var elements: [Element?] = []
+    @usableFromInline var generations: [UInt32] = []
+    @usableFromInline var free: [Int32] = []
     /// The generation of places made from now on (see `removeAll`).
-    private var base: UInt32 = 0
+    @usableFromInline var base: UInt32 = 0
 
     /// How many values are held.
-    private(set) var count = 0
+    @usableFromInline var count = 0
 
     /// Stores `element` and returns where it is.
-    mutating func insert(_ element: Element) -> SlotID {
+    @inlinable mutating func insert(_ element: Element) -> SlotID {
         count += 1
         if let index = free.popLast() {
             elements[Int(index)] = element
@@ -32,18 +37,18 @@ struct Slots<Element> {
     }
 
     /// Whether `id` names a value still held.
-    func contains(_ id: SlotID) -> Bool {
+    @inlinable func contains(_ id: SlotID) -> Bool {
         let index = Int(id.index)
         return index < elements.count && generations[index] == id.generation && elements[index] != nil
     }
 
     /// The value `id` names, or nil if it was removed.
-    func lookup(_ id: SlotID) -> Element? {
+    @inlinable func lookup(_ id: SlotID) -> Element? {
         contains(id) ? elements[Int(id.index)] : nil
     }
 
     /// The value `id` names, which must still be held.
-    subscript(id: SlotID) -> Element {
+    @inlinable subscript(id: SlotID) -> Element {
         get {
             precondition(contains(id), "slot \(id) is not held")
             return elements[Int(id.index)]!
@@ -56,7 +61,7 @@ struct Slots<Element> {
 
     /// Removes the value `id` names, which must still be held, and returns it.
     @discardableResult
-    mutating func remove(_ id: SlotID) -> Element {
+    @inlinable mutating func remove(_ id: SlotID) -> Element {
         precondition(contains(id), "slot \(id) is not held")
         let index = Int(id.index)
         let element = elements[index].take()!
@@ -68,7 +73,7 @@ struct Slots<Element> {
     }
 
     /// Every value held, with its identifier.
-    var all: [(id: SlotID, element: Element)] {
+    @inlinable var all: [(id: SlotID, element: Element)] {
         var all: [(id: SlotID, element: Element)] = []
         all.reserveCapacity(count)
         for index in elements.indices {
@@ -80,7 +85,7 @@ struct Slots<Element> {
     }
 
     /// Lets go of the storage once nothing is held, keeping it when it is small.
-    private mutating func removeAll() {
+    @inlinable mutating func removeAll() {
         guard elements.count > 1_024 else { return }
         // New places must not reuse a generation an old identifier may still carry.
         let next = (generations.max() ?? 0) &+ 1
@@ -89,6 +94,8 @@ struct Slots<Element> {
         free = []
         base = next
     }
+
+    @inlinable init() {}
 }
 
 extension Slots: Sendable where Element: Sendable {}

@@ -1,19 +1,21 @@
 /// How many live callers of one call ask for each priority, so the call's effective priority
 /// (the highest) is known in constant time as callers join and leave. Kept inline: no
 /// allocation per call.
-struct PriorityCounts: Sendable, Equatable {
-    private var counts = SIMD8<Int32>()
+@usableFromInline struct PriorityCounts: Sendable, Equatable {
+    @usableFromInline var counts = SIMD8<Int32>()
 
-    var highest: RequestPriority? {
+    @inlinable var highest: RequestPriority? {
         RequestPriority.allCases.last { counts[$0.rawValue] > 0 }
     }
 
-    mutating func add(_ priority: RequestPriority) {
+    @inlinable mutating func add(_ priority: RequestPriority) {
         counts[priority.rawValue] += 1
     }
 
-    mutating func remove(_ priority: RequestPriority) {
+    @inlinable mutating func remove(_ priority: RequestPriority) {
         precondition(counts[priority.rawValue] > 0, "removing a priority that was never added")
         counts[priority.rawValue] -= 1
     }
+
+    @inlinable init() {}
 }

@@ -7,25 +7,31 @@
 /// one that drops back to its old priority takes its old place there, not the back of the
 /// line. The line compacts itself once stale entries outnumber the live ones: a host kept busy
 /// while thousands of callers leave keeps no memory for them.
-struct WaitingLine: Sendable {
-    struct Entry: Sendable {
-        let call: CallID
+@usableFromInline struct WaitingLine: Sendable {
+    @usableFromInline struct Entry: Sendable {
+        @usableFromInline let call: CallID
         /// Which time the call entered a line: an entry whose ticket is not the call's current
         /// one is stale.
-        let ticket: Int
+        @usableFromInline let ticket: Int
         /// When the call first entered the line for this attempt: its place within a priority.
-        let arrival: Int
+        @usableFromInline let arrival: Int
+
+        @inlinable init(call: CallID, ticket: Int, arrival: Int) {
+            self.call = call
+            self.ticket = ticket
+            self.arrival = arrival
+        }
     }
 
     /// Whether the call of an entry still waits under it.
-    typealias IsLive = (Entry) -> Bool
+    @usableFromInline typealias IsLive = (Entry) -> Bool
 
     /// One priority's entries, as a binary min-heap by arrival: a new call arrives last, so
     /// appending one costs a comparison; a call that moves back in keeps its old place.
-    private struct Bucket {
-        var heap: [Entry] = []
+    @usableFromInline struct Bucket: Sendable {
+        @usableFromInline var heap: [Entry] = []
 
-        mutating func insert(_ entry: Entry) {
+        @inlinable mutating func insert(_ entry: Entry) {
             heap.append(entry)
             var child = heap.count - 1
             while child > 0 {
@@ -36,7 +42,7 @@ struct WaitingLine: Sendable {
             }
         }
 
-        mutating func popFirst() -> Entry? {
+        @inlinable mutating func popFirst() -> Entry? {
             guard !heap.isEmpty else { return nil }
             heap.swapAt(0, heap.count - 1)
             let first = heap.removeLast()
@@ -46,12 +52,12 @@ struct WaitingLine: Sendable {
         }
 
         /// Keeps the live entries only, in heap order again.
-        mutating func compact(keeping isLive: IsLive) {
+        @inlinable mutating func compact(keeping isLive: IsLive) {
             heap.removeAll { !isLive($0) }
             for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
         }
 
-        private mutating func siftDown(from start: Int) {
+        @inlinable mutating func siftDown(from start: Int) {
             var parent = start
             while true {
                 let left = 2 * parent + 1
@@ -67,26 +73,28 @@ struct WaitingLine: Sendable {
         /// Drops every entry. Keeps the storage of a small bucket, which a line that empties
         /// and fills again with each request would otherwise allocate every time, but not the
         /// storage a burst grew.
-        mutating func clear() {
+        @inlinable mutating func clear() {
             heap.removeAll(keepingCapacity: heap.capacity <= 1_024)
         }
+
+        @inlinable init() {}
     }
 
-    private var buckets = [Bucket](repeating: Bucket(), count: RequestPriority.allCases.count)
+    @usableFromInline var buckets = [Bucket](repeating: Bucket(), count: RequestPriority.allCases.count)
     /// Entries in every bucket, live and stale.
-    private(set) var entryCount = 0
+    @usableFromInline var entryCount = 0
 
     /// Whether no entry, live or stale, is left.
-    var isEmpty: Bool { entryCount == 0 }
+    @inlinable var isEmpty: Bool { entryCount == 0 }
 
-    mutating func append(_ entry: Entry, priority: RequestPriority) {
+    @inlinable mutating func append(_ entry: Entry, priority: RequestPriority) {
         buckets[priority.rawValue].insert(entry)
         entryCount += 1
     }
 
     /// Removes the first entry of priority `minimum` or above, by priority then arrival, live
     /// or stale: the machine skips the stale ones.
-    mutating func popFirst(from minimum: RequestPriority) -> Entry? {
+    @inlinable mutating func popFirst(from minimum: RequestPriority) -> Entry? {
         for priority in buckets.indices.reversed() where priority >= minimum.rawValue {
             if let entry = buckets[priority].popFirst() {
                 entryCount -= 1
@@ -98,7 +106,7 @@ struct WaitingLine: Sendable {
 
     /// The highest priority a live entry has, dropping the stale entries ahead of it (as
     /// ``popFirst(from:)`` would when they come up); nil when no entry is live.
-    mutating func highestLivePriority(isLive: IsLive) -> RequestPriority? {
+    @inlinable mutating func highestLivePriority(isLive: IsLive) -> RequestPriority? {
         for priority in buckets.indices.reversed() {
             while let first = buckets[priority].heap.first {
                 if isLive(first) { return RequestPriority(rawValue: priority) }
@@ -112,7 +120,7 @@ struct WaitingLine: Sendable {
     /// The live entry that arrived last among those of the lowest priority that has one, with
     /// that priority: the one to shed when the line is full. It walks the entries of that
     /// priority (and of any below whose entries are all stale).
-    func newest(isLive: IsLive) -> (Entry, RequestPriority)? {
+    @inlinable func newest(isLive: IsLive) -> (Entry, RequestPriority)? {
         for (index, bucket) in buckets.enumerated() {
             var newest: Entry?
             for entry in bucket.heap where entry.arrival > (newest?.arrival ?? .min) && isLive(entry) {
@@ -126,12 +134,12 @@ struct WaitingLine: Sendable {
     /// Whether stale entries outnumber the `live` ones (and a few dozen more): compacting then
     /// walks each entry once for every entry that went stale, so leaving costs constant time on
     /// average, and stale entries never hold more than the live ones.
-    func isMostlyStale(live: Int) -> Bool {
+    @inlinable func isMostlyStale(live: Int) -> Bool {
         entryCount > 2 * live + 64
     }
 
     /// Drops the stale entries.
-    mutating func compact(keeping isLive: IsLive) {
+    @inlinable mutating func compact(keeping isLive: IsLive) {
         entryCount = 0
         for index in buckets.indices where !buckets[index].heap.isEmpty {
             buckets[index].compact(keeping: isLive)
@@ -141,10 +149,12 @@ struct WaitingLine: Sendable {
 
     /// Forgets every entry: for when the calls waiting have all left, so that their stale
     /// entries do not outlive them.
-    mutating func removeAll() {
+    @inlinable mutating func removeAll() {
         for index in buckets.indices where !buckets[index].heap.isEmpty {
             buckets[index].clear()
         }
         entryCount = 0
     }
+
+    @inlinable init() {}
 }

@@ -24,7 +24,7 @@ public struct TransferProgress: Sendable, Equatable {
     /// - Parameters:
     ///   - bytesSent: the bytes sent so far.
     ///   - bytesExpectedToSend: the bytes of the whole body, or nil if unknown.
-    public init(bytesSent: Int64, bytesExpectedToSend: Int64?) {
+    @inlinable public init(bytesSent: Int64, bytesExpectedToSend: Int64?) {
         self.init(bytesSent: bytesSent, bytesExpectedToSend: bytesExpectedToSend, bytesReceived: 0, bytesExpectedToReceive: nil)
     }
 
@@ -35,7 +35,7 @@ public struct TransferProgress: Sendable, Equatable {
     ///   - bytesExpectedToSend: the bytes of the whole body to send, or nil if unknown.
     ///   - bytesReceived: the bytes received so far.
     ///   - bytesExpectedToReceive: the bytes of the whole body to receive, or nil if unknown.
-    public init(bytesSent: Int64, bytesExpectedToSend: Int64?, bytesReceived: Int64, bytesExpectedToReceive: Int64?) {
+    @inlinable public init(bytesSent: Int64, bytesExpectedToSend: Int64?, bytesReceived: Int64, bytesExpectedToReceive: Int64?) {
         self.bytesSent = bytesSent
         self.bytesExpectedToSend = bytesExpectedToSend.flatMap { $0 >= 0 ? $0 : nil }
         self.bytesReceived = bytesReceived
@@ -47,29 +47,29 @@ public struct TransferProgress: Sendable, Equatable {
     /// - Parameters:
     ///   - bytesReceived: the bytes received so far.
     ///   - bytesExpectedToReceive: the bytes of the whole body, or nil if unknown.
-    public static func received(_ bytesReceived: Int64, of bytesExpectedToReceive: Int64?) -> TransferProgress {
+    @inlinable public static func received(_ bytesReceived: Int64, of bytesExpectedToReceive: Int64?) -> TransferProgress {
         TransferProgress(bytesSent: 0, bytesExpectedToSend: nil, bytesReceived: bytesReceived,
                          bytesExpectedToReceive: bytesExpectedToReceive)
     }
 
     /// The part of the body sent, from 0 to 1; nil when its size is not known.
-    public var fractionSent: Double? { Self.fraction(bytesSent, of: bytesExpectedToSend) }
+    @inlinable public var fractionSent: Double? { Self.fraction(bytesSent, of: bytesExpectedToSend) }
 
     /// The part of a download's body received, from 0 to 1; nil when its size is not known.
-    public var fractionReceived: Double? { Self.fraction(bytesReceived, of: bytesExpectedToReceive) }
+    @inlinable public var fractionReceived: Double? { Self.fraction(bytesReceived, of: bytesExpectedToReceive) }
 
     /// Whether the whole body has gone out.
-    public var isSent: Bool {
+    @inlinable public var isSent: Bool {
         bytesExpectedToSend.map { bytesSent >= $0 } ?? false
     }
 
     /// Whether everything it expects, out and in, has gone.
-    var isComplete: Bool {
+    @inlinable package var isComplete: Bool {
         let whole = (bytesExpectedToSend ?? 0) + (bytesExpectedToReceive ?? 0)
         return (bytesExpectedToSend != nil || bytesExpectedToReceive != nil) && bytesSent + bytesReceived >= whole
     }
 
-    private static func fraction(_ done: Int64, of expected: Int64?) -> Double? {
+    @inlinable static func fraction(_ done: Int64, of expected: Int64?) -> Double? {
         guard let expected else { return nil }
         guard expected > 0 else { return 1 }
         return min(1, Double(max(0, done)) / Double(expected))

@@ -3,7 +3,7 @@
 /// scheduled by. The rest of the request is its shell's: the machine keeps the value with the
 /// call, hands it back in its actions and reads nothing else of it (no method, URL, header or
 /// body), so that no rule of HTTP can slip into a decision.
-protocol SchedulingTerms {
+@usableFromInline package protocol SchedulingTerms {
     /// What makes two requests one call, compared by value: identical requests in flight in
     /// the same lane (or in none) share the call made under their key.
     associatedtype Key: Hashable
@@ -25,7 +25,7 @@ protocol SchedulingTerms {
 
 /// The outcomes the machine decides by itself. Every other outcome is reported to it, and kept
 /// and handed on as it came: the machine never looks inside one.
-protocol CallOutcome {
+@usableFromInline package protocol CallOutcome {
     /// An attempt the machine ended at its deadline.
     static var attemptTimedOut: Self { get }
     /// A caller that reached its own deadline first.

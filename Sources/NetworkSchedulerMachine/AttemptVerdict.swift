@@ -1,9 +1,9 @@
 /// What an attempt's result means, read beside the transport before it enters the machine:
 /// the machine decides retries, refreshes and host health from this, and never reads a status,
 /// a header or a token.
-struct AttemptVerdict: Equatable, Sendable {
+@usableFromInline package struct AttemptVerdict: Equatable, Sendable {
     /// What the result was.
-    enum Kind: Equatable, Sendable {
+    @usableFromInline package enum Kind: Equatable, Sendable {
         /// The server answered, and not with an error (a status below 400).
         case succeeded
         /// A 401 to a request whose authenticator can get a new token: the token it carried,
@@ -28,14 +28,14 @@ struct AttemptVerdict: Equatable, Sendable {
     }
 
     /// When the call may be tried again.
-    enum Retry: Equatable, Sendable {
+    @usableFromInline package enum Retry: Equatable, Sendable {
         /// After exactly this many seconds (a `Retry-After`, or a decider's choice).
         case after(Seconds)
         /// After a random share of this many seconds, drawn by the machine (full jitter).
         case backoff(upTo: Seconds)
 
         /// The seconds to wait, with `jitter` (in 0...1) the share of a backoff's ceiling.
-        func delay(jitter: Double) -> Seconds {
+        @inlinable package func delay(jitter: Double) -> Seconds {
             switch self {
             case .after(let seconds): max(0, seconds)
             case .backoff(let ceiling): ceiling * min(max(jitter, 0), 1)
@@ -43,14 +43,19 @@ struct AttemptVerdict: Equatable, Sendable {
         }
     }
 
-    let kind: Kind
+    @usableFromInline package let kind: Kind
     /// Nil when the call's retry policy gives up on this result.
-    let retry: Retry?
+    @usableFromInline package let retry: Retry?
 
-    var isSuccess: Bool { kind == .succeeded }
+    @inlinable package init(kind: Kind, retry: Retry?) {
+        self.kind = kind
+        self.retry = retry
+    }
+
+    @inlinable package var isSuccess: Bool { kind == .succeeded }
 
     /// The token a 401 rejected, if the request carried one and can get a new one.
-    var rejectedToken: String? {
+    @inlinable package var rejectedToken: String? {
         if case .unauthorized(let token) = kind { return token }
         return nil
     }
@@ -58,7 +63,7 @@ struct AttemptVerdict: Equatable, Sendable {
 
 /// What the layer beside the transport read of an attempt's result as it ended, for
 /// ``SchedulerMachine/attemptEnded(_:with:_:now:)``.
-enum AttemptReading: Equatable, Sendable {
+@usableFromInline package enum AttemptReading: Equatable, Sendable {
     /// The whole verdict: a result that asks no retry policy (an answer below 400, a
     /// cancellation) is judged at once.
     case verdict(AttemptVerdict)
@@ -68,7 +73,7 @@ enum AttemptReading: Equatable, Sendable {
     /// and never for one the machine already ended.
     case failure(AttemptVerdict.Kind)
 
-    var kind: AttemptVerdict.Kind {
+    @inlinable package var kind: AttemptVerdict.Kind {
         switch self {
         case .verdict(let verdict): verdict.kind
         case .failure(let kind): kind

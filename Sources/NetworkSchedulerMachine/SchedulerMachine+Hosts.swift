@@ -3,7 +3,7 @@
 extension SchedulerMachine {
     /// The index of the line `request` goes to, made on its first call: its host's, or the
     /// line of its host's streams.
-    mutating func host(of request: Request) -> Int {
+    @inlinable mutating func host(of request: Request) -> Int {
         let opensStream = request.opensStream
         let name = Self.lineName(of: request.origin, opensStream: opensStream)
         if let index = hostIndices[name] { return index }
@@ -17,7 +17,7 @@ extension SchedulerMachine {
 
     /// The name of the line a request to `host` waits in: the host's own, or for a stream,
     /// the line of the host's streams, with a budget of its own (`http://h:80 streams`).
-    static func lineName(of host: String, opensStream: Bool) -> String {
+    @inlinable package static func lineName(of host: String, opensStream: Bool) -> String {
         opensStream ? host + " streams" : host
     }
 
@@ -27,7 +27,7 @@ extension SchedulerMachine {
     /// has a maximum wait gets a timer for its promotion. A call that enters a full line makes
     /// room by shedding the newest call of the lowest rank there, itself included: a call is
     /// never shed for a less urgent one.
-    mutating func line(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func line(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         guard let priority = calls[callID.slot].rank else { return }
         let host = calls[callID.slot].host
         let isEntering: Bool
@@ -73,7 +73,7 @@ extension SchedulerMachine {
 
     /// A waiting call left its host's line (its entry there is now stale), and its promotion
     /// timer with it.
-    mutating func leaveLine(_ callID: CallID) {
+    @inlinable mutating func leaveLine(_ callID: CallID) {
         timers[.call(callID)] = nil
         let host = calls[callID.slot].host
         calls[callID.slot].attempt = .between
@@ -81,7 +81,7 @@ extension SchedulerMachine {
         compactLine(of: host)
     }
 
-    private mutating func compactLine(of host: Int) {
+    @inlinable mutating func compactLine(of host: Int) {
         if hosts[host].waiting == 0 {
             hosts[host].line.removeAll()
         } else if hosts[host].line.isMostlyStale(live: hosts[host].waiting) {
@@ -92,7 +92,7 @@ extension SchedulerMachine {
 
     /// Whether a line entry's call still waits under it: it is here, and has not moved on
     /// (started, or lined up again at another priority) since the entry was made.
-    private static func isLive(_ entry: WaitingLine.Entry, in calls: Slots<Call>) -> Bool {
+    @inlinable static func isLive(_ entry: WaitingLine.Entry, in calls: Slots<Call>) -> Bool {
         guard let call = calls.lookup(entry.call.slot), case .waiting(entry.ticket, _, _) = call.attempt else { return false }
         return true
     }
@@ -100,7 +100,7 @@ extension SchedulerMachine {
     /// Gives a host's free budget slots to its first waiting calls. Low-priority calls stop
     /// short of the slots kept for more urgent ones. Nothing starts while offline, nor beyond
     /// what the host's health and rate limit admit.
-    mutating func startWaiting(onHost host: Int, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func startWaiting(onHost host: Int, now: UInt64, into actions: inout Actions) {
         let (all, lowPriorityBudget) = budgets(ofHost: host)
         // Slots kept for released dependents are not for the calls waiting.
         let budget = all - hosts[host].reserved
@@ -116,7 +116,7 @@ extension SchedulerMachine {
     }
 
     /// Gives free slots to the calls waiting on the hosts marked during this event.
-    mutating func fillHosts(now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func fillHosts(now: UInt64, into actions: inout Actions) {
         guard let first = hostsToFill.first else { return }
         // Most events mark one host: no array for it.
         let others = hostsToFill.count > 1 ? hostsToFill.sorted() : []
@@ -129,12 +129,12 @@ extension SchedulerMachine {
     }
 
     /// Gives every host's free slots to its waiting calls.
-    mutating func startWaitingOnEveryHost(now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func startWaitingOnEveryHost(now: UInt64, into actions: inout Actions) {
         for host in hosts.indices { startWaiting(onHost: host, now: now, into: &actions) }
     }
 
     /// Moves a waiting call to running, in one of its host's budget slots, with a deadline.
-    private mutating func begin(_ callID: CallID, now: UInt64, into actions: inout Actions) -> AttemptStart {
+    @inlinable mutating func begin(_ callID: CallID, now: UInt64, into actions: inout Actions) -> AttemptStart {
         guard case .waiting(_, _, let since) = calls[callID.slot].attempt,
               let rank = calls[callID.slot].rank, let priority = calls[callID.slot].priorities.highest else {
             preconditionFailure("only a waiting call, which has callers, can begin an attempt")
@@ -161,7 +161,7 @@ extension SchedulerMachine {
     /// machine once its dependency's completion has run, attaches (or it leaves). Without
     /// this, the freed slot would go to a less urgent call, and the dependent would wait a
     /// whole attempt. One slot per call: the one it freed.
-    mutating func keepSlot(forDependentsOf call: Call) {
+    @inlinable mutating func keepSlot(forDependentsOf call: Call) {
         let host = call.host
         guard hosts[host].running + hosts[host].reserved < budgets(ofHost: host).all else { return }
         var chosen: (id: CallerID, priority: RequestPriority)?
@@ -186,7 +186,7 @@ extension SchedulerMachine {
     }
 
     /// Frees the slot kept for a caller, if one is: its host is then to be filled.
-    mutating func releaseSlot(keptFor id: CallerID) {
+    @inlinable mutating func releaseSlot(keptFor id: CallerID) {
         guard let host = callers.lookup(id.slot)?.lending?.reservedSlot else { return }
         callers[id.slot].lending?.reservedSlot = nil
         hosts[host].reserved -= 1
@@ -194,7 +194,7 @@ extension SchedulerMachine {
     }
 
     /// Gives back the budget slot of an attempt that ended.
-    mutating func freeSlot(of running: Running, onHost host: Int) {
+    @inlinable mutating func freeSlot(of running: Running, onHost host: Int) {
         hosts[host].running -= 1
         if running.holdsLowPrioritySlot { hosts[host].lowPriorityRunning -= 1 }
     }
@@ -202,7 +202,7 @@ extension SchedulerMachine {
     /// Counts a caller's priority in its call, stops counting one, or both (a caller that
     /// changed its own). When the call's highest priority changes, a waiting call moves in its
     /// line and a running one's task is given the new priority.
-    mutating func reprioritize(
+    @inlinable mutating func reprioritize(
         _ callID: CallID,
         adding added: RequestPriority? = nil,
         removing removed: RequestPriority? = nil,
@@ -226,7 +226,7 @@ extension SchedulerMachine {
 
     /// Holds a waiting call whose callers are now all suspended, or lines a held one up again
     /// (in its old place) now that one of them is not; its host is then to be filled.
-    mutating func holdOrRelease(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func holdOrRelease(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let call = calls[callID.slot]
         switch call.attempt {
         case .waiting where call.isHeld:
@@ -241,7 +241,7 @@ extension SchedulerMachine {
 
     /// Ends a call that is not in its line (or has just left it) without sending it: its host's
     /// line is full.
-    private mutating func shed(_ callID: CallID, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func shed(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         let host = hosts[calls[callID.slot].host].name
         calls[callID.slot].attempt = .between
         deliver(.lineFull(host: host), failed: true, of: callID, startedAt: nil,
@@ -250,7 +250,7 @@ extension SchedulerMachine {
 
     /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a
     /// longer one is capped there.
-    static func deadline(after start: UInt64, timeout: Double) -> UInt64 {
+    @inlinable package static func deadline(after start: UInt64, timeout: Double) -> UInt64 {
         let day = 86_400.0
         let seconds = timeout > 0 ? min(timeout, day) : day
         return start + UInt64(seconds * 1_000_000_000)

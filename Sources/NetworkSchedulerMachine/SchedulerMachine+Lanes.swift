@@ -3,13 +3,18 @@ extension SchedulerMachine {
     /// A lane with a call in it: the call that may run (it waits in its line, runs, backs off,
     /// or runs on with no caller left), and those made after it, in order, which wait out of
     /// their lines.
-    struct LaneQueue: Sendable {
-        var current: CallID
-        var behind: [CallID] = []
+    @usableFromInline struct LaneQueue: Sendable {
+        @usableFromInline var current: CallID
+        @usableFromInline var behind: [CallID] = []
+
+        @inlinable init(current: CallID, behind: [CallID] = []) {
+            self.current = current
+            self.behind = behind
+        }
     }
 
     /// Puts a new call in its lane: first, it may go at once (true); behind others, it waits.
-    mutating func enterLane(_ callID: CallID, named name: String) -> Bool {
+    @inlinable mutating func enterLane(_ callID: CallID, named name: String) -> Bool {
         guard lanes[name] != nil else {
             lanes[name] = LaneQueue(current: callID)
             return true
@@ -23,13 +28,13 @@ extension SchedulerMachine {
     /// ended, and lets the next call of its lane go: into its line, or, when this one `failed`
     /// and its lane cancels the rest on failure, every call behind it ends with `.cancelled`.
     @discardableResult
-    mutating func retire(_ callID: CallID, failed: Bool = false, now: UInt64, into actions: inout Actions) -> Call {
+    @inlinable mutating func retire(_ callID: CallID, failed: Bool = false, now: UInt64, into actions: inout Actions) -> Call {
         let call = calls.remove(callID.slot)
         if let lane = call.request.lane { leaveLane(lane, callID, failed: failed, now: now, into: &actions) }
         return call
     }
 
-    mutating func leaveLane(_ lane: Lane, _ callID: CallID, failed: Bool, now: UInt64, into actions: inout Actions) {
+    @inlinable mutating func leaveLane(_ lane: Lane, _ callID: CallID, failed: Bool, now: UInt64, into actions: inout Actions) {
         guard var queue = lanes[lane.name] else { return }
         guard queue.current == callID else {
             queue.behind.removeAll { $0 == callID }

@@ -2,46 +2,66 @@
 /// One caller: one `send`, until its outcome is decided. Where the machine keeps it, and the
 /// number its shell gave it, which names it for its life and to the app (`RequestHandle.ID`):
 /// its slot is used again once it ends; its number never is.
-struct CallerID: Hashable, Sendable, CustomStringConvertible {
-    let slot: SlotID
-    let number: UInt64
-    var description: String { "#\(number)" }
+@usableFromInline package struct CallerID: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline package let slot: SlotID
+    @usableFromInline let number: UInt64
+    @inlinable package var description: String { "#\(number)" }
+
+    @inlinable init(slot: SlotID, number: UInt64) {
+        self.slot = slot
+        self.number = number
+    }
 }
 
 /// Which machine a caller is in: a ``CallerID`` names a place in one machine's storage, and
 /// means nothing, or another caller, in any other.
-struct MachineID: Hashable, Sendable, CustomStringConvertible {
-    let value: UInt64
-    var description: String { "machine \(value)" }
+@usableFromInline package struct MachineID: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline let value: UInt64
+    @inlinable package init(value: UInt64) { self.value = value }
+    @inlinable package var description: String { "machine \(value)" }
 }
 
 /// A caller another caller waits for, named with the machine that holds it: a dependency may
 /// be a request of another scheduler.
-struct DependencyID: Hashable, Sendable, CustomStringConvertible {
-    let machine: MachineID
-    let caller: CallerID
-    var description: String { "\(caller) of \(machine)" }
+@usableFromInline package struct DependencyID: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline let machine: MachineID
+    @usableFromInline let caller: CallerID
+    @inlinable package init(machine: MachineID, caller: CallerID) {
+        self.machine = machine
+        self.caller = caller
+    }
+    @inlinable package var description: String { "\(caller) of \(machine)" }
 }
 
 /// One network call, shared by identical callers, until its outcome is decided: where the
 /// machine keeps it, and its number, which names it in events for its life (its slot is used
 /// again once it ends; its number never is).
-struct CallID: Hashable, Sendable, CustomStringConvertible {
-    let slot: SlotID
+@usableFromInline package struct CallID: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline let slot: SlotID
     /// 1 for the machine's first call.
-    let number: Int
-    var description: String { "call \(number)" }
+    @usableFromInline package let number: Int
+    @inlinable package var description: String { "call \(number)" }
+
+    @inlinable init(slot: SlotID, number: Int) {
+        self.slot = slot
+        self.number = number
+    }
 }
 
 /// One try of a call on the wire: its call, and which of its tries.
-struct AttemptID: Hashable, Sendable, CustomStringConvertible {
-    let call: CallID
-    let serial: Int
-    var description: String { "\(call) attempt \(serial)" }
+@usableFromInline package struct AttemptID: Hashable, Sendable, CustomStringConvertible {
+    @usableFromInline package let call: CallID
+    @usableFromInline let serial: Int
+    @inlinable package var description: String { "\(call) attempt \(serial)" }
+
+    @inlinable init(call: CallID, serial: Int) {
+        self.call = call
+        self.serial = serial
+    }
 }
 
 /// What a timer of the machine is for.
-enum TimerKey: Hashable, Sendable {
+@usableFromInline enum TimerKey: Hashable, Sendable {
     /// A call's: its attempt's deadline, the end of its backoff, or its promotion.
     case call(CallID)
     /// A caller's own deadline.
@@ -51,11 +71,11 @@ enum TimerKey: Hashable, Sendable {
 
     /// An order for timers due at once, so that they fire in the same order every run: calls'
     /// first, so that every promotion due is made before a caller that leaves frees a place.
-    static func firesBefore(_ first: Self, _ second: Self) -> Bool {
+    @inlinable static func firesBefore(_ first: Self, _ second: Self) -> Bool {
         first.order < second.order
     }
 
-    private var order: (Int, Int32) {
+    @inlinable var order: (Int, Int32) {
         switch self {
         case .host(let index): (0, Int32(index))
         case .call(let id): (1, id.slot.index)
@@ -89,62 +109,62 @@ enum TimerKey: Hashable, Sendable {
 /// keeps its one machine in its lock and mutates it in place, and tests keep theirs in one
 /// driver. Between events it keeps nothing but its state (`hostsToFill` is empty then, which
 /// the invariants check).
-struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOutcome> {
+@usableFromInline package struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOutcome> {
     /// This machine, among the others of the process: only its own callers inherit priority
     /// from its dependents.
-    let id: MachineID
+    @usableFromInline let id: MachineID
     /// The most attempts running at once per host.
-    let budget: Int
+    @usableFromInline let budget: Int
     /// The most of them that `.low` and `.background` calls may hold, so that a more urgent
     /// call finds a slot free.
-    let lowPriorityBudget: Int
+    @usableFromInline let lowPriorityBudget: Int
     /// The most streams open at once per host, in a line of their own beside the host's
     /// (``lineName(of:opensStream:)``), so that open streams never hold its budget.
-    let streamBudget: Int
+    @usableFromInline let streamBudget: Int
     /// Per priority (by raw value), the longest a call waits at it before it is promoted one
     /// level, in nanoseconds; nil never promotes (strict order).
-    let maximumWaits: [UInt64?]
+    @usableFromInline let maximumWaits: [UInt64?]
     /// The most calls each host's line holds; nil holds any number.
-    let lineLimit: Int?
+    @usableFromInline let lineLimit: Int?
     /// How long the outcome of a keyed call whose callers all left is kept, in nanoseconds.
-    let keptOutcomeWindow: UInt64
+    @usableFromInline let keptOutcomeWindow: UInt64
     /// When a host is paused.
-    let healthPolicy: HostHealthPolicy
+    @usableFromInline let healthPolicy: HostHealthPolicy
     /// Whether the actions that start, retry or promote a call name its callers, for the
     /// monitors of their events: off, no list is made for each of them.
-    let namesCallers: Bool
+    @usableFromInline let namesCallers: Bool
     /// Rate limits by host name (`api.example.com`), lowercased.
-    let rateLimits: [String: HostRateLimit]
+    @usableFromInline let rateLimits: [String: HostRateLimit]
 
-    var callers = Slots<Caller>()
-    var calls = Slots<Call>()
+    @usableFromInline var callers = Slots<Caller>()
+    @usableFromInline var calls = Slots<Call>()
     /// The call in flight for each key, which identical requests join: by the key's hash
     /// (computed once, when the key is made), calls with the same hash chained through
     /// `nextWithSameHash`, so that no key is hashed again.
-    var registry: [Int: CallID] = [:]
+    @usableFromInline var registry: [Int: CallID] = [:]
     /// Keys in the registry.
-    var registeredCount = 0
-    var hosts: [Host] = []
-    var hostIndices: [String: Int] = [:]
+    @usableFromInline var registeredCount = 0
+    @usableFromInline var hosts: [Host] = []
+    @usableFromInline var hostIndices: [String: Int] = [:]
     /// When each timer is due: a running attempt's deadline, the end of a backoff, a waiting
     /// call's promotion, a caller's deadline.
-    var timers: [TimerKey: UInt64] = [:]
+    @usableFromInline var timers: [TimerKey: UInt64] = [:]
     /// The serial lanes with a call in them, by name.
-    var lanes: [String: LaneQueue] = [:]
+    @usableFromInline var lanes: [String: LaneQueue] = [:]
     /// Hosts where a call entered the line during the event being handled, which may start
     /// once the whole event is: so that a call entering it later in the same event (a backoff
     /// that ended at the same instant) competes for the slot too. Empty between events.
-    var hostsToFill: Set<Int> = []
+    @usableFromInline var hostsToFill: Set<Int> = []
     /// The uptime the scheduler's timer is armed for, if it is.
-    var armedFor: UInt64?
-    var nextTicket = 0
+    @usableFromInline var armedFor: UInt64?
+    @usableFromInline var nextTicket = 0
     /// Calls made so far, which numbers each one.
-    var callsMade = 0
-    var isOffline = false
+    @usableFromInline var callsMade = 0
+    @usableFromInline var isOffline = false
     /// Where backoff jitter comes from, drawn only when a backoff is decided.
-    var jitter: SplitMix64
+    @usableFromInline var jitter: SplitMix64
 
-    init(
+    @inlinable package init(
         id: MachineID,
         budget: Int,
         lowPriorityBudget: Int,
@@ -177,7 +197,7 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
     // MARK: - What it holds
 
     /// Where a caller is.
-    enum Stage {
+    @usableFromInline enum Stage {
         /// Waiting for this many dependencies to succeed.
         case waiting(dependencies: Int)
         /// Ready: its request is being built, outside the machine.
@@ -186,66 +206,89 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
         case attached(CallID, since: UInt64)
     }
 
-    struct Caller {
-        let handle: CallerHandle
+    @usableFromInline struct Caller {
+        @usableFromInline let handle: CallerHandle
         /// The number its shell gave it (see ``CallerID``).
-        let number: UInt64
+        @usableFromInline let number: UInt64
         /// Its own priority now: callers may change it while they wait or run.
-        var priority: RequestPriority
-        var stage: Stage
+        @usableFromInline var priority: RequestPriority
+        @usableFromInline var stage: Stage
         /// What it waits for and what is lent to it, once it is in a dependency: out of line,
         /// so that the callers in none (most) carry one word for it.
-        var lendingStorage: OutOfLine<Lending>? = nil
+        @usableFromInline var lendingStorage: OutOfLine<Lending>? = nil
         /// Whether its group is suspended: its call does not start while every caller of it is.
-        var isSuspended = false
+        @usableFromInline var isSuspended = false
         /// Whether it has a deadline of its own (a timer).
-        var hasDeadline = false
+        @usableFromInline var hasDeadline = false
 
         /// While it waits: the callers it waits for, which inherit its priority.
-        var dependencies: [CallerID] { lending?.dependencies ?? [] }
+        @inlinable var dependencies: [CallerID] { lending?.dependencies ?? [] }
 
         /// The priority it counts with: its own, or a more urgent one a caller waiting for it
         /// lends it.
-        var effectivePriority: RequestPriority {
+        @inlinable var effectivePriority: RequestPriority {
             guard let inherited = lending?.inherited.highest else { return priority }
             return max(priority, inherited)
         }
 
         /// What it waits for and what is lent to it, once it is in a dependency.
-        var lending: Lending? {
+        @inlinable var lending: Lending? {
             get { lendingStorage?.value }
             set { lendingStorage = if let newValue { OutOfLine(newValue) } else { nil } }
         }
 
         /// Changes its lending, made on first use. Its lists are changed in place: the box is
         /// let go of first, so that they are not shared (and copied) while they change.
-        mutating func changeLending<Result>(_ change: (inout Lending) -> Result) -> Result {
+        @inlinable mutating func changeLending<Result>(_ change: (inout Lending) -> Result) -> Result {
             var lending = lendingStorage.take()?.value ?? Lending()
             defer { lendingStorage = OutOfLine(lending) }
             return change(&lending)
+        }
+
+        @inlinable init(
+            handle: CallerHandle,
+            number: UInt64,
+            priority: RequestPriority,
+            stage: Stage,
+            lendingStorage: OutOfLine<Lending>? = nil,
+            isSuspended: Bool = false,
+            hasDeadline: Bool = false
+        ) {
+            self.handle = handle
+            self.number = number
+            self.priority = priority
+            self.stage = stage
+            self.lendingStorage = lendingStorage
+            self.isSuspended = isSuspended
+            self.hasDeadline = hasDeadline
         }
     }
 
     /// A caller's part in dependencies: kept out of line, and made only for the callers that
     /// wait or are waited for, so that the others (most) do not carry its 40 bytes.
-    struct Lending {
+    @usableFromInline struct Lending {
         /// While its caller waits: the callers it waits for that inherit its priority, those of
         /// this machine that were here when it started waiting.
-        var dependencies: [CallerID] = []
+        @usableFromInline var dependencies: [CallerID] = []
         /// The effective priorities of the callers waiting for its caller.
-        var inherited = PriorityCounts()
+        @usableFromInline var inherited = PriorityCounts()
         /// The callers that started waiting for its caller, for the slot its call frees. Never
         /// pruned: one that stopped waiting is told apart when the list is read (its own
         /// `dependencies` no longer name this caller).
-        var dependents: [CallerID] = []
+        @usableFromInline var dependents: [CallerID] = []
         /// While its caller waits: the host its request will go to (as ``Host/name``), if known.
-        var host: String?
+        @usableFromInline var host: String?
         /// The host whose slot is kept for its caller, released when it attaches or leaves.
-        var reservedSlot: Int?
+        @usableFromInline var reservedSlot: Int?
+
+        @inlinable init(dependencies: [CallerID] = [], host: String? = nil) {
+            self.dependencies = dependencies
+            self.host = host
+        }
     }
 
     /// Where a call's current attempt is.
-    enum AttemptState {
+    @usableFromInline enum AttemptState {
         /// In its host's line since this uptime; `ticket` marks its live entry there, and
         /// `arrival` its place within a priority, kept when it moves to another.
         case waiting(ticket: Int, arrival: Int, since: UInt64)
@@ -270,46 +313,59 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
         indirect case kept(Outcome, until: UInt64)
     }
 
-    struct Running {
-        let serial: Int
-        let holdsLowPrioritySlot: Bool
-        let started: UInt64
+    @usableFromInline struct Running {
+        @usableFromInline let serial: Int
+        @usableFromInline let holdsLowPrioritySlot: Bool
+        @usableFromInline let started: UInt64
+
+        @inlinable init(serial: Int, holdsLowPrioritySlot: Bool, started: UInt64) {
+            self.serial = serial
+            self.holdsLowPrioritySlot = holdsLowPrioritySlot
+            self.started = started
+        }
     }
 
     /// A call is an object, unlike the rest of the machine's state: each event reads and
     /// writes a call many times, and a struct of this size would be copied (with every
     /// reference it holds retained) at each read. Only its machine reaches it.
-    final class Call {
+    @usableFromInline final class Call {
         /// The number in its ID (see ``CallID``), so that its place in storage names it.
-        let number: Int
-        let key: Request.Key?
+        @usableFromInline let number: Int
+        @usableFromInline let key: Request.Key?
         /// Its request, the same for every attempt until a token refresh rebuilds it: the
         /// machine reads only its ``SchedulingTerms``.
-        var request: Request
-        let host: Int
-        var attempt = AttemptState.between
+        @usableFromInline var request: Request
+        @usableFromInline let host: Int
+        @usableFromInline var attempt = AttemptState.between
         /// The last step its running attempt's body went out by, which a caller that joins
         /// then is told at once.
-        var progress: TransferProgress?
+        @usableFromInline var progress: TransferProgress?
         /// The retry policy's count: the next attempt's number.
-        var attemptNumber = 1
+        @usableFromInline var attemptNumber = 1
         /// Attempts started so far, which names each one.
-        var attemptsStarted = 0
-        var replayedWithNewToken = false
-        var wasShared = false
+        @usableFromInline var attemptsStarted = 0
+        @usableFromInline var replayedWithNewToken = false
+        @usableFromInline var wasShared = false
         /// Levels it was promoted by while it waited too long (see ``rank``). Small fields
         /// together, in the padding after the flags: a call is allocated per request.
-        var promotions: UInt8 = 0
+        @usableFromInline var promotions: UInt8 = 0
         /// How many of `callers` are suspended.
-        var suspendedCallers: Int32 = 0
-        var callers: CallerSet
-        var priorities = PriorityCounts()
+        @usableFromInline var suspendedCallers: Int32 = 0
+        @usableFromInline var callers: CallerSet
+        @usableFromInline var priorities = PriorityCounts()
         /// When it entered its line, or was last promoted: where its wait at its rank began.
-        var rankSince: UInt64 = 0
+        @usableFromInline var rankSince: UInt64 = 0
         /// The next call registered under the same hash of its key (see `registry`).
-        var nextWithSameHash: CallID?
+        @usableFromInline var nextWithSameHash: CallID?
 
-        init(number: Int, key: Request.Key?, request: Request, host: Int, firstCaller: CallerID, priority: RequestPriority) {
+        @inlinable init(
+            number: Int,
+            key: Request.Key?,
+            request: Request,
+            host: Int,
+            firstCaller: CallerID,
+            priority: RequestPriority
+        ) {
             self.number = number
             self.key = key
             self.request = request
@@ -320,44 +376,95 @@ struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOut
     }
 
     /// One host's budget, line, health and rate limit.
-    struct Host {
-        let name: String
+    @usableFromInline struct Host: Sendable {
+        @usableFromInline let name: String
         /// The most attempts it runs at once, and the most of them low-priority calls hold.
-        let budget: Int
-        let lowPriorityBudget: Int
-        var availability = Availability.available
+        @usableFromInline let budget: Int
+        @usableFromInline let lowPriorityBudget: Int
+        @usableFromInline var availability = Availability.available
         /// Attempts in a row that failed to connect.
-        var consecutiveFailures = 0
+        @usableFromInline var consecutiveFailures = 0
         /// Pauses in a row for failures, which double the next one.
-        var failurePauses = 0
-        let rateLimit: HostRateLimit?
+        @usableFromInline var failurePauses = 0
+        @usableFromInline let rateLimit: HostRateLimit?
         /// Its adaptive budget, fractional so that it grows by a slot per budget's worth of
         /// answers (see ``HostHealthPolicy/adaptsBudget``).
-        var window: Double
+        @usableFromInline var window: Double
         /// Rate-limit tokens left as of `refilledAt` (nil: the bucket is full).
-        var tokens = 0.0
-        var refilledAt: UInt64?
-        var running = 0
+        @usableFromInline var tokens = 0.0
+        @usableFromInline var refilledAt: UInt64?
+        @usableFromInline var running = 0
         /// Slots kept free for dependents released by a call that ended here (see
         /// ``SchedulerMachine/keepSlot(forDependentsOf:)``), counted as running.
-        var reserved = 0
+        @usableFromInline var reserved = 0
         /// How many of `running` are `.low` or `.background` calls.
-        var lowPriorityRunning = 0
-        var line = WaitingLine()
+        @usableFromInline var lowPriorityRunning = 0
+        @usableFromInline var line = WaitingLine()
         /// Live entries in `line`.
-        var waiting = 0
+        @usableFromInline var waiting = 0
+
+        @inlinable init(
+            name: String,
+            budget: Int,
+            lowPriorityBudget: Int,
+            availability: Availability = .available,
+            consecutiveFailures: Int = 0,
+            failurePauses: Int = 0,
+            rateLimit: HostRateLimit? = nil,
+            window: Double,
+            tokens: Double = 0.0,
+            refilledAt: UInt64? = nil,
+            running: Int = 0,
+            reserved: Int = 0,
+            lowPriorityRunning: Int = 0,
+            line: WaitingLine = WaitingLine(),
+            waiting: Int = 0
+        ) {
+            self.name = name
+            self.budget = budget
+            self.lowPriorityBudget = lowPriorityBudget
+            self.availability = availability
+            self.consecutiveFailures = consecutiveFailures
+            self.failurePauses = failurePauses
+            self.rateLimit = rateLimit
+            self.window = window
+            self.tokens = tokens
+            self.refilledAt = refilledAt
+            self.running = running
+            self.reserved = reserved
+            self.lowPriorityRunning = lowPriorityRunning
+            self.line = line
+            self.waiting = waiting
+        }
     }
 
     // MARK: - Queries
 
     /// Every caller still here.
-    var callerIDs: [CallerID] {
+    @inlinable package var callerIDs: [CallerID] {
         callers.all.map { CallerID(slot: $0.id, number: $0.element.number) }
+    }
+
+    /// What the scheduler attached to every caller still here.
+    @inlinable package var callerHandles: [CallerHandle] {
+        callers.all.map(\.element.handle)
+    }
+
+    /// Whether the host named `name` (its line's name) takes new attempts; available if it
+    /// has none.
+    @inlinable package func availability(ofHost name: String) -> Availability {
+        hostIndices[name].map { hosts[$0].availability } ?? .available
+    }
+
+    /// How many attempts the host named `name` may run at once now (see
+    /// ``budgets(ofHost:)``); nil if it has none.
+    @inlinable package func budget(ofHost name: String) -> Int? {
+        hostIndices[name].map { budgets(ofHost: $0).all }
     }
 
     /// Live callers, calls with callers, and registered keys: all zero once everything ended
     /// (and the outcomes kept for keyed calls whose callers left have expired).
-    var census: (callers: Int, calls: Int, registered: Int) {
+    @inlinable package var census: (callers: Int, calls: Int, registered: Int) {
         (callers.count, calls.all.count { !$0.element.isAbandoned && $0.element.callers.count > 0 }, registeredCount)
     }
 }
@@ -373,7 +480,7 @@ extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, 
 extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 
 extension SchedulerMachine.Call {
-    var running: SchedulerMachine.Running? {
+    @inlinable var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running
         case .waiting, .between, .awaitingVerdict, .held, .inLane, .kept: nil
@@ -382,36 +489,36 @@ extension SchedulerMachine.Call {
 
     /// The priority it waits at: its highest caller's, raised one level per promotion (a call
     /// that waited longer than its priority's maximum wait), up to critical.
-    var rank: RequestPriority? {
+    @inlinable var rank: RequestPriority? {
         guard let highest = priorities.highest else { return nil }
         return RequestPriority(rawValue: min(highest.rawValue + Int(promotions), RequestPriority.critical.rawValue))
     }
 
     /// Whether every caller of it is suspended, so that it may not start.
-    var isHeld: Bool {
+    @inlinable var isHeld: Bool {
         suspendedCallers > 0 && Int(suspendedCallers) == callers.count
     }
 
-    var isAbandoned: Bool {
+    @inlinable var isAbandoned: Bool {
         if case .abandoned = attempt { return true }
         return false
     }
 
     /// Whether it goes on when its last caller leaves: a call with an `Idempotency-Key` on the
     /// wire, which the server may be processing.
-    var runsOnWithoutCallers: Bool {
+    @inlinable var runsOnWithoutCallers: Bool {
         guard request.runsOnWithoutCallers, case .running = attempt else { return false }
         return true
     }
 
     /// Whether it is only an outcome kept for identical requests.
-    var isKept: Bool {
+    @inlinable var isKept: Bool {
         if case .kept = attempt { return true }
         return false
     }
 
     /// Whether it waits behind an earlier call of its lane.
-    var isInLane: Bool {
+    @inlinable var isInLane: Bool {
         if case .inLane = attempt { return true }
         return false
     }
@@ -419,10 +526,10 @@ extension SchedulerMachine.Call {
 
 /// A duration the machine is given or reports, in seconds: Foundation's `TimeInterval`,
 /// named here so that the machine imports nothing.
-typealias Seconds = Double
+@usableFromInline package typealias Seconds = Double
 
 /// The seconds between two readings of the scheduler's clock, in nanoseconds; none if `end`
 /// is not after `start`.
-func seconds(from start: UInt64, to end: UInt64) -> Seconds {
+@inlinable package func seconds(from start: UInt64, to end: UInt64) -> Seconds {
     end > start ? Seconds(end - start) / 1_000_000_000 : 0
 }

@@ -13,10 +13,10 @@ public enum RequestPriority: Int, Comparable, CaseIterable, Sendable, CustomStri
     case critical
 
     /// Whether `lhs` is less urgent than `rhs`.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    @inlinable public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The priority's name.
-    public var description: String {
+    @inlinable public var description: String {
         switch self {
         case .background: "background"
         case .low: "low"

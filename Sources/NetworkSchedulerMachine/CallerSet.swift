@@ -1,21 +1,21 @@
 /// The callers of one network call. Almost every call has one, which is kept without
 /// allocating a set; joiners turn it into a set, so that any of them can leave in constant
 /// time.
-struct CallerSet: Sequence, Sendable {
-    private enum Storage: Sendable {
+@usableFromInline struct CallerSet: Sequence, Sendable {
+    @usableFromInline enum Storage: Sendable {
         /// A keyed POST on the wire whose callers all left (see `SchedulerMachine.orphan`).
         case none
         case one(CallerID)
         case many(Set<CallerID>)
     }
 
-    private var storage: Storage
+    @usableFromInline var storage: Storage
 
-    init(_ first: CallerID) {
+    @inlinable init(_ first: CallerID) {
         storage = .one(first)
     }
 
-    var count: Int {
+    @inlinable var count: Int {
         switch storage {
         case .none: 0
         case .one: 1
@@ -23,7 +23,7 @@ struct CallerSet: Sequence, Sendable {
         }
     }
 
-    func contains(_ caller: CallerID) -> Bool {
+    @inlinable func contains(_ caller: CallerID) -> Bool {
         switch storage {
         case .none: false
         case .one(let only): only == caller
@@ -31,7 +31,7 @@ struct CallerSet: Sequence, Sendable {
         }
     }
 
-    mutating func insert(_ caller: CallerID) {
+    @inlinable mutating func insert(_ caller: CallerID) {
         switch storage {
         case .none:
             storage = .one(caller)
@@ -45,7 +45,7 @@ struct CallerSet: Sequence, Sendable {
     }
 
     /// Removes a caller of a call that keeps at least one other.
-    mutating func remove(_ caller: CallerID) {
+    @inlinable mutating func remove(_ caller: CallerID) {
         guard case .many(var set) = storage else {
             preconditionFailure("a call's only caller leaves with its call")
         }
@@ -55,11 +55,11 @@ struct CallerSet: Sequence, Sendable {
     }
 
     /// Forgets every caller: the call goes on without any.
-    mutating func removeAll() {
+    @inlinable mutating func removeAll() {
         storage = .none
     }
 
-    func makeIterator() -> Iterator {
+    @inlinable func makeIterator() -> Iterator {
         switch storage {
         case .none: Iterator(storage: .one(nil))
         case .one(let caller): Iterator(storage: .one(caller))
@@ -68,15 +68,15 @@ struct CallerSet: Sequence, Sendable {
     }
 
     /// Walks the callers without boxing: one per delivery, on every call's hot path.
-    struct Iterator: IteratorProtocol {
-        fileprivate enum Storage {
+    @usableFromInline struct Iterator: IteratorProtocol {
+        @usableFromInline enum Storage {
             case one(CallerID?)
             case many(Set<CallerID>.Iterator)
         }
 
-        fileprivate var storage: Storage
+        @usableFromInline var storage: Storage
 
-        mutating func next() -> CallerID? {
+        @inlinable mutating func next() -> CallerID? {
             switch storage {
             case .one(let caller):
                 storage = .one(nil)
@@ -86,6 +86,10 @@ struct CallerSet: Sequence, Sendable {
                 storage = .many(iterator)
                 return caller
             }
+        }
+
+        @inlinable init(storage: Storage) {
+            self.storage = storage
         }
     }
 }

@@ -1,14 +1,14 @@
 /// A value kept out of line: an `indirect` case holds it in a box of its own, so that its
 /// holder carries one reference for it, with a value's semantics (a change makes a new box, and
 /// no copy sees another's change), unlike a class.
-enum OutOfLine<Value> {
+@usableFromInline enum OutOfLine<Value> {
     indirect case value(Value)
 
-    init(_ value: Value) {
+    @inlinable init(_ value: Value) {
         self = .value(value)
     }
 
-    var value: Value {
+    @inlinable var value: Value {
         switch self {
         case .value(let value): value
         }

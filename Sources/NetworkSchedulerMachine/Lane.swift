@@ -31,7 +31,7 @@ public struct Lane: Hashable, Sendable {
     /// - Parameters:
     ///   - name: the lane's name; requests with the same name share it.
     ///   - onFailure: whether a failure runs the rest or cancels them.
-    public init(_ name: String, onFailure: FailurePolicy = .runTheRest) {
+    @inlinable public init(_ name: String, onFailure: FailurePolicy = .runTheRest) {
         self.name = name
         self.onFailure = onFailure
     }
