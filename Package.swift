@@ -13,7 +13,7 @@ let package = Package(
     targets: [
         // The scheduler's decisions, kept apart: a module that imports nothing, so that what
         // decides cannot read HTTP. Its code is inlinable, so that the scheduler's module
-        // specializes it for its own types (Benchmarks/RUNS.md, thirty-fifth run).
+        // specializes it for its own types (Benchmarks/RUNS.md, thirty-eighth run).
         .target(name: "NetworkSchedulerMachine"),
         .target(name: "NetworkScheduler", dependencies: ["NetworkSchedulerMachine"]),
         .target(name: "NetworkSchedulerTesting", dependencies: ["NetworkScheduler"]),

@@ -3,7 +3,7 @@
 /// number its shell gave it, which names it for its life and to the app (`RequestHandle.ID`):
 /// its slot is used again once it ends; its number never is.
 @usableFromInline package struct CallerID: Hashable, Sendable, CustomStringConvertible {
-    @usableFromInline package let slot: SlotID
+    @usableFromInline let slot: SlotID
     @usableFromInline let number: UInt64
     @inlinable package var description: String { "#\(number)" }
 

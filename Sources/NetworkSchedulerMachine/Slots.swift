@@ -1,10 +1,10 @@
 /// Where a value lives in ``Slots``: its place, and which of the values that held that place
 /// it is, so that an identifier outliving its value finds nothing rather than its successor.
-@usableFromInline package struct SlotID: Hashable, Sendable, CustomStringConvertible {
+@usableFromInline struct SlotID: Hashable, Sendable, CustomStringConvertible {
     @usableFromInline let index: Int32
     @usableFromInline let generation: UInt32
 
-    @inlinable package var description: String { "\(index).\(generation)" }
+    @inlinable var description: String { "\(index).\(generation)" }
 
     @inlinable init(index: Int32, generation: UInt32) {
         self.index = index
