@@ -10,15 +10,15 @@ extension SchedulerMachine {
     @inlinable package mutating func attemptProgressed(
         _ attempt: AttemptID, to progress: TransferProgress, now: UInt64
     ) -> [CallerHandle] {
-        guard let call = calls.lookup(attempt.call.slot), !call.isAbandoned, let running = call.running,
-              running.serial == attempt.serial else {
+        let slot = attempt.call.slot
+        guard calls.contains(slot), !calls[slot].isAbandoned, calls[slot].running?.serial == attempt.serial else {
             return []
         }
         // Later than it was: the timer armed for the earlier deadline finds nothing due, and
         // arms itself for the next.
-        timers[.call(attempt.call)] = Self.deadline(after: now, timeout: call.request.attemptTimeout)
-        call.progress = progress
-        return call.callers.map { callers[$0.slot].handle }
+        timers[.call(attempt.call)] = Self.deadline(after: now, timeout: calls[slot].request.attemptTimeout)
+        calls[slot].progress = progress
+        return calls[slot].callers.map { callers[$0.slot].handle }
     }
 
     /// An attempt's task ended with `outcome`, which `reading` reads (beside the transport:
@@ -33,10 +33,11 @@ extension SchedulerMachine {
         _ reading: AttemptReading,
         now: UInt64
     ) -> Actions {
-        guard let call = calls.lookup(attempt.call.slot), let running = call.running, running.serial == attempt.serial else {
+        let slot = attempt.call.slot
+        guard calls.contains(slot), let running = calls[slot].running, running.serial == attempt.serial else {
             return Actions()
         }
-        hostsToFill.insert(call.host)
+        hostsToFill.insert(calls[slot].host)
         var actions = Actions()
         end(attempt.call, running, with: outcome, reading, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
@@ -50,11 +51,12 @@ extension SchedulerMachine {
     /// callers left), or for any other attempt.
     @inlinable package mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
                                  answer: Outcome, now: UInt64) -> Actions {
-        guard let call = calls.lookup(attempt.call.slot), attempt.serial == call.attemptsStarted,
-              case .awaitingVerdict(let started) = call.attempt else { return Actions() }
-        call.attempt = .between
+        let slot = attempt.call.slot
+        guard calls.contains(slot), attempt.serial == calls[slot].attemptsStarted,
+              case .awaitingVerdict(let started) = calls[slot].attempt else { return Actions() }
+        calls[slot].attempt = .between
         var actions = Actions()
-        hostsToFill.insert(call.host)
+        hostsToFill.insert(calls[slot].host)
         decide(attempt.call, after: answer, verdict: verdict, startedAt: started, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
@@ -109,11 +111,11 @@ extension SchedulerMachine {
     /// Promotes a call that waited longer than its rank's maximum wait one level: it moves up
     /// in its line, ahead of the calls of its new rank that arrived after it.
     @inlinable mutating func promote(_ callID: CallID, now: UInt64, into actions: inout Actions) {
-        let call = calls[callID.slot]
-        guard let from = call.rank, from < .critical else { return }
-        call.promotions += 1
-        call.rankSince = now
+        guard let from = calls[callID.slot].rank, from < .critical else { return }
+        calls[callID.slot].promotions += 1
+        calls[callID.slot].rankSince = now
         line(callID, now: now, into: &actions)
+        let call = calls[callID.slot]
         actions.unlocked.promotions.append(Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from,
                                                              callers: namedCallers(of: callID)))
     }
@@ -121,10 +123,10 @@ extension SchedulerMachine {
     /// A token refresh for `callID` ended with a new token: its request, `rebuilt` with it, is
     /// sent again.
     @inlinable package mutating func tokenRefreshed(_ callID: CallID, rebuilt: Request, now: UInt64) -> Actions {
-        guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
+        guard isBetweenAttempts(callID) else { return Actions() }
         var actions = Actions()
-        call.request = rebuilt
-        hostsToFill.insert(call.host)
+        calls[callID.slot].request = rebuilt
+        hostsToFill.insert(calls[callID.slot].host)
         line(callID, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return actions
@@ -133,7 +135,7 @@ extension SchedulerMachine {
     /// A token refresh for `callID` failed, or its request could not be built again: its
     /// callers get `outcome`.
     @inlinable package mutating func tokenRefreshFailed(_ callID: CallID, with outcome: Outcome, now: UInt64) -> Actions {
-        guard let call = calls.lookup(callID.slot), !call.isAbandoned, case .between = call.attempt else { return Actions() }
+        guard isBetweenAttempts(callID) else { return Actions() }
         var actions = Actions()
         deliver(outcome, failed: true, of: callID, startedAt: nil, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
@@ -167,18 +169,18 @@ extension SchedulerMachine {
         freeSlot(of: running, onHost: host)
         timers[.call(callID)] = nil
         judge(reading.kind, of: callID, onHost: host, now: now, into: &actions)
-        let call = calls[callID.slot]
-        if call.isAbandoned {
+        if calls[callID.slot].isAbandoned {
             retire(callID, now: now, into: &actions)
-        } else if call.callers.count == 0 {
+        } else if calls[callID.slot].callers.count == 0 {
             keep(outcome, of: callID, now: now, into: &actions)
         } else if case .verdict(let verdict) = reading {
-            call.attempt = .between
+            calls[callID.slot].attempt = .between
             decide(callID, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
         } else {
-            call.attempt = .awaitingVerdict(started: running.started)
+            calls[callID.slot].attempt = .awaitingVerdict(started: running.started)
             actions.unlocked.verdictsWanted.append(VerdictWanted(
-                id: AttemptID(call: callID, serial: running.serial), request: call.request, attemptNumber: call.attemptNumber, outcome: outcome))
+                id: AttemptID(call: callID, serial: running.serial), request: calls[callID.slot].request,
+                attemptNumber: calls[callID.slot].attemptNumber, outcome: outcome))
         }
     }
 
@@ -192,9 +194,9 @@ extension SchedulerMachine {
         now: UInt64,
         into actions: inout Actions
     ) {
-        let call = calls[callID.slot]
-        if case .unauthorized = verdict.kind, !call.replayedWithNewToken {
-            call.replayedWithNewToken = true
+        if case .unauthorized = verdict.kind, !calls[callID.slot].replayedWithNewToken {
+            calls[callID.slot].replayedWithNewToken = true
+            let call = calls[callID.slot]
             actions.unlocked.refreshes.append(TokenRefresh(call: callID, rejected: verdict.rejectedToken, request: call.request,
                                                            patience: call.request.attemptTimeout))
             actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
@@ -203,6 +205,7 @@ extension SchedulerMachine {
         }
         if isOffline, verdict.kind == .unreachable {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
+            let call = calls[callID.slot]
             actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             line(callID, now: now, into: &actions)
@@ -214,7 +217,8 @@ extension SchedulerMachine {
             case .after: retry.delay(jitter: 0)
             case .backoff: retry.delay(jitter: Double.random(in: 0...1, using: &jitter))
             }
-            call.attemptNumber += 1
+            calls[callID.slot].attemptNumber += 1
+            let call = calls[callID.slot]
             actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome,
                                                    callers: namedCallers(of: callID)))
             if delay > 0 {
@@ -224,7 +228,7 @@ extension SchedulerMachine {
             }
             return
         }
-        if verdict.isSuccess { keepSlot(forDependentsOf: call) }
+        if verdict.isSuccess { keepSlot(forDependentsOf: callID) }
         deliver(outcome, failed: !verdict.isSuccess, of: callID, startedAt: attemptStart, now: now, into: &actions)
     }
 
@@ -267,21 +271,27 @@ extension SchedulerMachine {
         now: UInt64,
         into actions: inout Actions
     ) {
-        let call = calls[callID.slot]
-        actions.unlocked.kept.append(KeptOutcome(call: callID, request: call.request, outcome: outcome))
-        guard keptOutcomeWindow > 0, call.key != nil else {
+        actions.unlocked.kept.append(KeptOutcome(call: callID, request: calls[callID.slot].request, outcome: outcome))
+        guard keptOutcomeWindow > 0, calls[callID.slot].key != nil else {
             forget(callID, now: now, into: &actions)
             return
         }
-        call.attempt = .kept(outcome, until: now + keptOutcomeWindow)
+        calls[callID.slot].attempt = .kept(outcome, until: now + keptOutcomeWindow)
         setTimer(.call(callID), at: now + keptOutcomeWindow, into: &actions)
-        if let lane = call.request.lane { leaveLane(lane, callID, failed: false, now: now, into: &actions) }
+        if let lane = calls[callID.slot].request.lane { leaveLane(lane, callID, failed: false, now: now, into: &actions) }
     }
 
     /// Removes a kept outcome, or a keyed call that ended without callers.
     @inlinable mutating func forget(_ callID: CallID, now: UInt64, into actions: inout Actions) {
         unregister(callID)
         retire(callID, now: now, into: &actions)
+    }
+
+    /// Whether a call is still here, has callers, and waits between attempts (for a token).
+    @inlinable func isBetweenAttempts(_ callID: CallID) -> Bool {
+        guard calls.contains(callID.slot), !calls[callID.slot].isAbandoned,
+              case .between = calls[callID.slot].attempt else { return false }
+        return true
     }
 
     // MARK: - The timer

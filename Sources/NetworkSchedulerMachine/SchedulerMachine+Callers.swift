@@ -127,7 +127,7 @@ extension SchedulerMachine {
             return (.joined(callID), actions)
         }
         callsMade += 1
-        let call = Call(number: callsMade, key: key, request: request, host: host(of: request), firstCaller: id,
+        var call = Call(number: callsMade, key: key, request: request, host: host(of: request), firstCaller: id,
                         priority: caller.effectivePriority)
         if caller.isSuspended { call.suspendedCallers = 1 }
         let callID = CallID(slot: calls.insert(call), number: callsMade)
@@ -248,10 +248,9 @@ extension SchedulerMachine {
     /// be processing is not cut off halfway; it stays registered, so that an identical request
     /// joins it, and its outcome is kept for a while when it ends (see ``AttemptState/kept``).
     @inlinable mutating func orphan(_ callID: CallID, leaving caller: Caller) {
-        let call = calls[callID.slot]
-        call.callers.removeAll()
-        call.priorities.remove(caller.effectivePriority)
-        if caller.isSuspended { call.suspendedCallers -= 1 }
+        calls[callID.slot].callers.removeAll()
+        calls[callID.slot].priorities.remove(caller.effectivePriority)
+        if caller.isSuspended { calls[callID.slot].suspendedCallers -= 1 }
     }
 
     /// Ends a call whose last caller left: a waiting one leaves its line, a backing-off one
@@ -280,39 +279,37 @@ extension SchedulerMachine {
     @inlinable func registered(_ key: Request.Key, lane: String?) -> CallID? {
         var candidate = registry[key.hashValue]
         while let id = candidate {
-            let call = calls[id.slot]
-            if call.key == key, call.request.lane?.name == lane { return id }
-            candidate = call.nextWithSameHash
+            if calls[id.slot].key == key, calls[id.slot].request.lane?.name == lane { return id }
+            candidate = calls[id.slot].nextWithSameHash
         }
         return nil
     }
 
     /// Registers a new call under its key, so that identical requests join it.
     @inlinable mutating func register(_ callID: CallID) {
-        let call = calls[callID.slot]
-        guard let key = call.key else { return }
-        call.nextWithSameHash = registry.updateValue(callID, forKey: key.hashValue)
+        guard let hash = calls[callID.slot].key?.hashValue else { return }
+        calls[callID.slot].nextWithSameHash = registry.updateValue(callID, forKey: hash)
         registeredCount += 1
     }
 
     /// Takes a call's key out of the registry, so that new identical requests make a new call.
     @inlinable mutating func unregister(_ callID: CallID) {
-        let call = calls[callID.slot]
-        guard let hash = call.key?.hashValue, let head = registry[hash] else { return }
-        defer { call.nextWithSameHash = nil }
+        guard let hash = calls[callID.slot].key?.hashValue, let head = registry[hash] else { return }
+        let following = calls[callID.slot].nextWithSameHash
+        defer { calls[callID.slot].nextWithSameHash = nil }
         if head == callID {
-            registry[hash] = call.nextWithSameHash
+            registry[hash] = following
             registeredCount -= 1
             return
         }
-        var previous = calls[head.slot]
-        while let next = previous.nextWithSameHash {
+        var previous = head
+        while let next = calls[previous.slot].nextWithSameHash {
             if next == callID {
-                previous.nextWithSameHash = call.nextWithSameHash
+                calls[previous.slot].nextWithSameHash = following
                 registeredCount -= 1
                 return
             }
-            previous = calls[next.slot]
+            previous = next
         }
     }
 }

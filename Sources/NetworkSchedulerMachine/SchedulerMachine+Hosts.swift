@@ -93,7 +93,7 @@ extension SchedulerMachine {
     /// Whether a line entry's call still waits under it: it is here, and has not moved on
     /// (started, or lined up again at another priority) since the entry was made.
     @inlinable static func isLive(_ entry: WaitingLine.Entry, in calls: Slots<Call>) -> Bool {
-        guard let call = calls.lookup(entry.call.slot), case .waiting(entry.ticket, _, _) = call.attempt else { return false }
+        guard calls.contains(entry.call.slot), case .waiting(entry.ticket, _, _) = calls[entry.call.slot].attempt else { return false }
         return true
     }
 
@@ -161,11 +161,11 @@ extension SchedulerMachine {
     /// machine once its dependency's completion has run, attaches (or it leaves). Without
     /// this, the freed slot would go to a less urgent call, and the dependent would wait a
     /// whole attempt. One slot per call: the one it freed.
-    @inlinable mutating func keepSlot(forDependentsOf call: Call) {
-        let host = call.host
+    @inlinable mutating func keepSlot(forDependentsOf callID: CallID) {
+        let host = calls[callID.slot].host
         guard hosts[host].running + hosts[host].reserved < budgets(ofHost: host).all else { return }
         var chosen: (id: CallerID, priority: RequestPriority)?
-        for dependency in call.callers {
+        for dependency in calls[callID.slot].callers {
             guard let dependents = callers[dependency.slot].lending?.dependents else { continue }
             for id in dependents {
                 guard let dependent = callers.lookup(id.slot), case .waiting(dependencies: 1) = dependent.stage,
@@ -208,15 +208,14 @@ extension SchedulerMachine {
         removing removed: RequestPriority? = nil,
         into actions: inout Actions
     ) {
-        let call = calls[callID.slot]
-        let (before, rankBefore) = (call.priorities.highest, call.rank)
-        if let removed { call.priorities.remove(removed) }
-        if let added { call.priorities.add(added) }
-        switch call.attempt {
-        case .waiting(_, _, let since) where call.rank != rankBefore:
+        let (before, rankBefore) = (calls[callID.slot].priorities.highest, calls[callID.slot].rank)
+        if let removed { calls[callID.slot].priorities.remove(removed) }
+        if let added { calls[callID.slot].priorities.add(added) }
+        switch calls[callID.slot].attempt {
+        case .waiting(_, _, let since) where calls[callID.slot].rank != rankBefore:
             line(callID, now: since, into: &actions)
         case .running(let running):
-            if let after = call.priorities.highest, after != before {
+            if let after = calls[callID.slot].priorities.highest, after != before {
                 actions.locked.reprioritized.append(Reprioritization(attempt: AttemptID(call: callID, serial: running.serial), priority: after))
             }
         case .waiting, .between, .awaitingVerdict, .abandoned, .held, .inLane, .kept:
@@ -227,13 +226,14 @@ extension SchedulerMachine {
     /// Holds a waiting call whose callers are now all suspended, or lines a held one up again
     /// (in its old place) now that one of them is not; its host is then to be filled.
     @inlinable mutating func holdOrRelease(_ callID: CallID, now: UInt64, into actions: inout Actions) {
-        let call = calls[callID.slot]
-        switch call.attempt {
-        case .waiting where call.isHeld:
+        let (isHeld, host) = (calls[callID.slot].isHeld, calls[callID.slot].host)
+        switch calls[callID.slot].attempt {
+        case .waiting where isHeld:
             line(callID, now: now, into: &actions)
-        case .held where !call.isHeld:
+        case .held where !isHeld:
+            // Entering a full line may shed it: its host is read before.
             line(callID, now: now, into: &actions)
-            hostsToFill.insert(call.host)
+            hostsToFill.insert(host)
         default:
             break
         }

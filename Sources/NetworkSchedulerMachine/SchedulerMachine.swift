@@ -102,13 +102,10 @@
 /// it decides itself (``CallOutcome``). Attempts are named by their ``AttemptID``; their
 /// operations are the scheduler's. Tests drive it with plain values, synchronously.
 ///
-/// It is not quite a value: its calls (``Call``) are objects, for the speed measured where
-/// ``Call`` is declared, reached only through it (its callers' ``Lending``, kept out of line
-/// too, is a value). A copy of the machine would share its calls with the original, so
-/// nothing copies it: the scheduler
-/// keeps its one machine in its lock and mutates it in place, and tests keep theirs in one
-/// driver. Between events it keeps nothing but its state (`hostsToFill` is empty then, which
-/// the invariants check).
+/// It is a value: it holds no object, so a copy of it is a machine of its own, which a test
+/// may drive on without changing the original. The scheduler keeps its one machine in its
+/// lock and mutates it in place. Between events it keeps nothing but its state (`hostsToFill`
+/// is empty then, which the invariants check).
 @usableFromInline package struct SchedulerMachine<CallerHandle, Request: SchedulingTerms, Outcome: CallOutcome> {
     /// This machine, among the others of the process: only its own callers inherit priority
     /// from its dependents.
@@ -325,16 +322,15 @@
         }
     }
 
-    /// A call is an object, unlike the rest of the machine's state: each event reads and
-    /// writes a call many times, and a struct of this size would be copied (with every
-    /// reference it holds retained) at each read. Only its machine reaches it.
-    @usableFromInline final class Call {
+    /// One network call. The machine reads and changes it in place, where ``Slots`` keeps it
+    /// (`calls[id.slot].attempt = …`). Reading one field of it copies it whole, so it holds its
+    /// request and key out of line, in one box: a copy then retains that box, not each
+    /// reference of a request (three for the scheduler's).
+    @usableFromInline struct Call {
         /// The number in its ID (see ``CallID``), so that its place in storage names it.
         @usableFromInline let number: Int
-        @usableFromInline let key: Request.Key?
-        /// Its request, the same for every attempt until a token refresh rebuilds it: the
-        /// machine reads only its ``SchedulingTerms``.
-        @usableFromInline var request: Request
+        /// Its key and its request.
+        @usableFromInline var sent: OutOfLine<Sent>
         @usableFromInline let host: Int
         @usableFromInline var attempt = AttemptState.between
         /// The last step its running attempt's body went out by, which a caller that joins
@@ -367,11 +363,23 @@
             priority: RequestPriority
         ) {
             self.number = number
-            self.key = key
-            self.request = request
+            sent = OutOfLine(Sent(key: key, request: request))
             self.host = host
             callers = CallerSet(firstCaller)
             priorities.add(priority)
+        }
+    }
+
+    /// What a call sends, and the key identical requests join it by.
+    @usableFromInline struct Sent {
+        @usableFromInline let key: Request.Key?
+        /// The same for every attempt until a token refresh rebuilds it: the machine reads
+        /// only its ``SchedulingTerms``.
+        @usableFromInline let request: Request
+
+        @inlinable init(key: Request.Key?, request: Request) {
+            self.key = key
+            self.request = request
         }
     }
 
@@ -472,14 +480,21 @@
 extension SchedulerMachine: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Caller: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Stage: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
-// Safety: a call is reached only through its machine, whose owner guards it (the scheduler's
-// lock), and holds nothing that is not Sendable.
-extension SchedulerMachine.Call: @unchecked Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Call: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Sent: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Lending: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.AttemptState: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Running: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 
 extension SchedulerMachine.Call {
+    @inlinable var key: Request.Key? { sent.value.key }
+
+    /// Its request: a new one (a token refresh's) takes a new box.
+    @inlinable var request: Request {
+        get { sent.value.request }
+        set { sent = OutOfLine(SchedulerMachine.Sent(key: key, request: newValue)) }
+    }
+
     @inlinable var running: SchedulerMachine.Running? {
         switch attempt {
         case .running(let running), .abandoned(let running): running

@@ -6,7 +6,7 @@
 @usableFromInline package protocol SchedulingTerms {
     /// What makes two requests one call, compared by value: identical requests in flight in
     /// the same lane (or in none) share the call made under their key.
-    associatedtype Key: Hashable
+    associatedtype Key: Hashable, Sendable
     /// Where it goes, as its host's line is named (`https://api.test:443`).
     var origin: String { get }
     /// Its host's name, lowercased, which names its rate limit (`api.test`); nil if it has none.

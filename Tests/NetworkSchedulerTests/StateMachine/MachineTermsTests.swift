@@ -40,6 +40,26 @@ import Testing
         return (attachment, actions)
     }
 
+    /// The machine is a value: a copy is a machine of its own, and what happens in it leaves
+    /// the original as it was, down to a call shared by two callers.
+    @Test mutating func aCopyOfTheMachineIsAMachineOfItsOwn() throws {
+        let (first, _) = submit(Job(name: "a1"), key: "a")
+        let (second, _) = submit(Job(name: "a1"), key: "a")
+        guard case .created(let call) = first, case .joined(call) = second else {
+            throw Failure("expected a call and a joiner, got \(first) and \(second)")
+        }
+        let succeeded = AttemptReading.verdict(AttemptVerdict(kind: .succeeded, retry: nil))
+
+        var copy = machine
+        let endedInCopy = copy.attemptEnded(AttemptID(call: call, serial: 1), with: .done(1), succeeded, now: now)
+        #expect(endedInCopy.unlocked.deliveries.map(\.outcome) == [.done(1), .done(1)])
+        #expect(copy.census == (callers: 0, calls: 0, registered: 0))
+
+        #expect(machine.census == (callers: 2, calls: 1, registered: 1), "the original still has its call and its callers")
+        let ended = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .done(2), succeeded, now: now)
+        #expect(ended.unlocked.deliveries.map(\.outcome) == [.done(2), .done(2)], "and its call is still on the wire")
+    }
+
     @Test mutating func itLinesUpJobsByTheirOriginAndDeliversWhatTheyEndedWith() throws {
         let (first, started) = submit(Job(name: "a1"))
         let (_, waiting) = submit(Job(name: "a2"))
