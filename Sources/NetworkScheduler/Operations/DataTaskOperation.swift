@@ -34,14 +34,13 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         }
     }
 
-    /// Handed to the transport as it is when the operation starts.
-    private let prepared: PreparedRequest
+    /// The call's request, as the scheduler keeps it: what goes on the wire, and where its
+    /// answer goes (a download's file, a stream).
+    private let scheduled: ScheduledRequest
     private let transport: any HTTPTransport
     /// The scheduler's clock: the one time the operation reads.
     private let clock: any SchedulerClock
     private let policy: TransportPolicy
-    /// Changes the request as the attempt starts, if anything does.
-    private let adapter: RequestAdapter?
     /// The adapter at work, cancelled with the operation.
     private var adaptation: Task<Void, Never>?
     private let onStart: (@Sendable () -> Void)?
@@ -53,14 +52,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// The body this attempt sends from disk, once staged; its temporary file is removed when
     /// the attempt ends.
     private var stagedBody: RequestBody.Staged?
-    /// Where a download's body goes, if it is one: its file for this attempt.
-    private let downloadDestination: URL?
-    /// The most bytes a download writes to its file: the app's limit, or none. (A body the
-    /// download declines, an error's, is read into memory under the policy's limit.)
-    private let downloadLimit: Int
     private var download: FileDownload?
-    /// Where a stream's body goes, if it is one.
-    private let stream: (any StreamIntake)?
     /// This attempt's connection to its stream, and the bytes it brought.
     private var streamSink: (any StreamSinking)?
     private var streamed: Int64 = 0
@@ -71,39 +63,28 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// An operation that sends `request` through `transport` when a queue starts it.
     ///
     /// - Parameters:
-    ///   - request: the request to send.
+    ///   - request: the request to send, with what changes it as the attempt starts (its
+    ///     adapter) and where its body goes (a download's file, a stream), if anywhere.
     ///   - transport: what sends it.
     ///   - policy: the redirects to follow, the response size limit and the priority.
-    ///   - adapter: what changes the request as the attempt starts, if anything.
     ///   - clock: the scheduler's, which paces a stream's steps.
     ///   - onStart: called on the starting thread just before the task is started.
-    ///   - downloadDestination: where the body is saved, if it is a download.
-    ///   - downloadLimit: the most bytes a download writes to its file.
-    ///   - stream: where the body goes as it arrives, if it is a stream's.
     ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
     ///     `onCompletion`.
     ///   - onCompletion: called with the outcome, before the operation finishes (again if its
     ///     transport calls back again).
     init(
-        request: PreparedRequest,
+        request: ScheduledRequest,
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
-        adapter: RequestAdapter? = nil,
         clock: any SchedulerClock = .system,
         onStart: (@Sendable () -> Void)?,
-        downloadDestination: URL? = nil,
-        downloadLimit: Int = .max,
-        stream: (any StreamIntake)? = nil,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
         onCompletion: @escaping Completion
     ) {
-        self.downloadDestination = downloadDestination
-        self.downloadLimit = downloadLimit
-        self.stream = stream
-        prepared = request
+        scheduled = request
         self.transport = transport
         self.policy = policy
-        self.adapter = adapter
         self.clock = clock
         priority = policy.priority
         self.onStart = onStart
@@ -111,6 +92,19 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         self.onCompletion = onCompletion
         super.init()
     }
+
+    /// Handed to the transport as it is when the operation starts.
+    private var prepared: PreparedRequest { scheduled.prepared }
+    /// Changes the request as the attempt starts, if anything does.
+    private var adapter: RequestAdapter? { scheduled.submission.adapter }
+    /// Where a download's body goes, if it is one: its file for this attempt.
+    private var downloadDestination: URL? { scheduled.submission.downloadDestination }
+    /// The most bytes a download writes to its file: the app's limit, or none (a body written
+    /// to disk has no limit by default). A body the download declines, an error's, is read
+    /// into memory under the policy's limit.
+    private var downloadLimit: Int { scheduled.submission.maximumResponseSize ?? .max }
+    /// Where a stream's body goes, if it is one.
+    private var stream: (any StreamIntake)? { scheduled.submission.stream }
 
     override func execute() {
         guard !isCancelled else {

@@ -88,16 +88,11 @@ extension RequestScheduler {
         policy.priority = start.priority
         if !addedCredentialHeaders.isEmpty { policy.originBoundHeaders += addedCredentialHeaders }
         return DataTaskOperation(
-            request: start.request.prepared,
+            request: start.request,
             transport: configuration.transport,
             policy: policy,
-            adapter: submission.adapter,
             clock: clock,
             onStart: onStart,
-            downloadDestination: submission.downloadDestination,
-            // A body written to disk has no limit by default: only the one its app sets.
-            downloadLimit: submission.maximumResponseSize ?? .max,
-            stream: submission.stream,
             onProgress: onProgress,
             onCompletion: { [self] outcome in
                 attemptEnded(start, with: outcome, requested: requested)

@@ -42,8 +42,9 @@ extension DataTaskOperation {
         policy: TransportPolicy = TransportPolicy(),
         onCompletion: @escaping Completion
     ) {
-        self.init(request: PreparedRequest(request), transport: transport, policy: policy, onStart: nil,
-                  onCompletion: onCompletion)
+        let submission = Submission(.urlRequest(request), deduplication: .automatic)
+        self.init(request: ScheduledRequest(PreparedRequest(request), of: submission), transport: transport, policy: policy,
+                  onStart: nil, onCompletion: onCompletion)
     }
 }
 
