@@ -35,6 +35,7 @@ import Testing
             for try await _ in stream {}
         }
         await harness.scheduler.queuesDrained()
+        await harness.callbacksRan()
 
         #expect(harness.isIdle)
         #expect(channel == nil)
@@ -49,6 +50,7 @@ import Testing
         harness.transport.release(with: .json(userJSON))
         await harness.events.ended.wait(for: 1)
         await harness.scheduler.queuesDrained()
+        await harness.callbacksRan()
 
         #expect(outcomes.log.count == 1)
         #expect(harness.isIdle)
@@ -66,11 +68,29 @@ import Testing
         await harness.events.ended.wait(for: 1)
         await harness.transport.cancellations.wait(for: 1)
         await harness.scheduler.queuesDrained()
+        await harness.callbacksRan()
 
         #expect(outcomes.log.elements.first?.result.failure == .cancelled)
         #expect(harness.isIdle)
         #expect(tracked.handle == nil)
         #expect(tracked.operation == nil)
+        #expect(tracked.captured == nil)
+    }
+
+    /// A caller that left a call still on the wire costs nothing while the call runs, even with
+    /// a monitor listening (when the machine names a call's callers to the operation's maker).
+    @Test func aCallerThatLeftIsNotKeptByTheOperationStillRunningItsCall() async {
+        let harness = Harness { _ in .never }
+        let outcomes = Outcomes<User>()
+        let tracked = await sendTracked(harness, outcomes: outcomes)
+
+        tracked.handle?.cancel()
+        await harness.events.ended.wait(for: 1)
+        await harness.callbacksRan()
+
+        #expect(outcomes.log.elements.first?.result.failure == .cancelled)
+        #expect(tracked.operation != nil, "its transport never reports, so its operation still runs")
+        #expect(tracked.handle == nil)
         #expect(tracked.captured == nil)
     }
 
@@ -90,6 +110,7 @@ import Testing
 
         weakHandle?.cancel()
         await harness.events.ended.wait(for: 1)
+        await harness.callbacksRan()
 
         #expect(outcomes.log.elements.first?.result.failure == .cancelled)
         #expect(harness.isIdle)
@@ -112,6 +133,7 @@ import Testing
         }
         await harness.events.ended.wait(for: 2) // the group was released, so both were cancelled
         await harness.scheduler.queuesDrained()
+        await harness.callbacksRan()
 
         #expect(weakGroup == nil)
         #expect(weakJoiner == nil)
@@ -127,6 +149,7 @@ import Testing
         for index in 0..<200 {
             _ = try? await harness.api.value(for: Resource<User>(path: "users/\(index)"))
             await harness.scheduler.queuesDrained()
+        await harness.callbacksRan()
             counted.append(harness.scheduler.census.queuedOperations)
         }
         #expect(counted.allSatisfy { $0 == 0 }, "operations counted after a drain: \(counted.filter { $0 != 0 })")

@@ -13,26 +13,26 @@ extension RequestScheduler {
     /// and is judged at once; a failure is judged when the machine asks (``judge(_:)``), only if
     /// its call still wants a verdict. `requested` is when it was sent, if the cache may keep
     /// its answer.
-    func attemptEnded(_ start: Machine.AttemptStart, with outcome: Result<TransportResponse, ServiceError>,
+    func attemptEnded(_ attempt: AttemptID, of request: ScheduledRequest, with outcome: Result<TransportResponse, ServiceError>,
                       requested: Date? = nil) {
         // Read before the cache's answer: a 304 is what the server said.
-        let (kind, _) = AttemptVerdict.read(outcome, request: start.request.prepared, submission: start.request.submission,
+        let (kind, _) = AttemptVerdict.read(outcome, request: request.prepared, submission: request.submission,
                                             failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let reading: AttemptReading = if RetryPolicy.isFailure(outcome) { .failure(kind) } else {
             .verdict(AttemptVerdict(kind: kind, retry: nil))
         }
-        let answer = cacheAnswer(to: start.request.prepared, ofCall: start.id.call.number, outcome, requested: requested)
+        let answer = cacheAnswer(to: request.prepared, ofCall: attempt.call.number, outcome, requested: requested)
         let now = clock.uptimeNanoseconds
-        feed(ending: start.id) { $0.attemptEnded(start.id, with: answer, reading, now: now) }
+        feed(ending: attempt) { $0.attemptEnded(attempt, with: answer, reading, now: now) }
     }
 
     /// An attempt's body went out further: the machine moves its deadline, and its call's
     /// callers are told.
-    func attemptProgressed(_ start: Machine.AttemptStart, _ progress: TransferProgress) {
+    func attemptProgressed(_ attempt: AttemptID, of request: ScheduledRequest, _ progress: TransferProgress) {
         let now = clock.uptimeNanoseconds
-        let handles = feed { machine in (machine.attemptProgressed(start.id, to: progress, now: now), Machine.Actions()) }
+        let handles = feed { machine in (machine.attemptProgressed(attempt, to: progress, now: now), Machine.Actions()) }
         for handle in handles { handle.progressed(progress) }
-        record(.progressed(Self.eventCall(start.request.prepared, number: start.id.call.number, callers: Self.ids(of: handles)), progress))
+        record(.progressed(Self.eventCall(request.prepared, number: attempt.call.number, callers: Self.ids(of: handles)), progress))
     }
 
     /// The machine asks for the verdict on a failed attempt (one it ended at its deadline

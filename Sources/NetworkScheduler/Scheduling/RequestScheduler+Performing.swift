@@ -65,6 +65,9 @@ extension RequestScheduler {
     /// Its deadline is the machine's, not its own. Made under the scheduler's lock: it runs no
     /// code of the app's but the clock's, which, as for arming the timer there, takes no lock of
     /// the scheduler's.
+    /// Its callbacks keep the attempt's ID and request, never `start` whole: that names the
+    /// call's callers when a monitor listens, and an operation whose callers all left, still
+    /// running until its task ends, would keep their handles alive.
     func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable () -> Void)?
@@ -80,7 +83,7 @@ extension RequestScheduler {
         var onProgress: (@Sendable (TransferProgress) -> Void)?
         let submission = start.request.submission
         if start.request.prepared.hasBody || submission.downloadDestination != nil || submission.opensStream {
-            onProgress = { [self] progress in attemptProgressed(start, progress) }
+            onProgress = { [self, id = start.id, request = start.request] progress in attemptProgressed(id, of: request, progress) }
         }
         // For the age of an answer the cache keeps (RFC 9111 §4.2.3).
         let requested = start.request.prepared.cache != nil ? clock.now : nil
@@ -94,8 +97,8 @@ extension RequestScheduler {
             clock: clock,
             onStart: onStart,
             onProgress: onProgress,
-            onCompletion: { [self] outcome in
-                attemptEnded(start, with: outcome, requested: requested)
+            onCompletion: { [self, id = start.id, request = start.request] outcome in
+                attemptEnded(id, of: request, with: outcome, requested: requested)
             }
         )
     }

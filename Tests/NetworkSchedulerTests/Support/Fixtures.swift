@@ -93,6 +93,14 @@ struct Harness: Sendable {
                         bearerToken: { [tokens] in tokens.token })
     }
 
+    /// Returns once the completions handed to the callback queue so far have run and the
+    /// batch that ran them has let go of their handles: a monitor hears a caller end from
+    /// inside that batch, before it ends.
+    func callbacksRan() async {
+        guard let queue = scheduler.configuration.callbackQueue else { return }
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
     /// True once every caller, call, registry entry and attempt's operation is gone.
     var isIdle: Bool {
         let (census, operations) = scheduler.state.withLock { ($0.machine.census, $0.operations.count) }
