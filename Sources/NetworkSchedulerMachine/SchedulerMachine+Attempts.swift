@@ -287,10 +287,10 @@ extension SchedulerMachine {
         retire(callID, now: now, into: &actions)
     }
 
-    /// Whether a call is still here, has callers, and waits between attempts (for a token).
+    /// Whether a call is still here and waits between attempts (for a token refresh): one
+    /// whose callers all left is not (it is abandoned, or gone).
     @inlinable func isBetweenAttempts(_ callID: CallID) -> Bool {
-        guard calls.contains(callID.slot), !calls[callID.slot].isAbandoned,
-              case .between = calls[callID.slot].attempt else { return false }
+        guard calls.contains(callID.slot), case .between = calls[callID.slot].attempt else { return false }
         return true
     }
 

@@ -65,6 +65,7 @@ extension RequestScheduler {
     /// Its deadline is the machine's, not its own. Made under the scheduler's lock: it runs no
     /// code of the app's but the clock's, which, as for arming the timer there, takes no lock of
     /// the scheduler's.
+    ///
     /// Its callbacks keep the attempt's ID and request, never `start` whole: that names the
     /// call's callers when a monitor listens, and an operation whose callers all left, still
     /// running until its task ends, would keep their handles alive.

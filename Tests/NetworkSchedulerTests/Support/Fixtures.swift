@@ -95,10 +95,10 @@ struct Harness: Sendable {
 
     /// Returns once the completions handed to the callback queue so far have run and the
     /// batch that ran them has let go of their handles: a monitor hears a caller end from
-    /// inside that batch, before it ends.
+    /// inside that batch, before it ends. A barrier, so that it waits on a concurrent queue too.
     func callbacksRan() async {
         guard let queue = scheduler.configuration.callbackQueue else { return }
-        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+        await withCheckedContinuation { continuation in queue.async(flags: .barrier) { continuation.resume() } }
     }
 
     /// True once every caller, call, registry entry and attempt's operation is gone.
