@@ -166,17 +166,6 @@ extension SchedulerMachine {
         }
     }
 
-    /// A step of a call's upload, for a caller that joined it after the step was told.
-    @usableFromInline package struct ProgressStep {
-        @usableFromInline package let caller: CallerHandle
-        @usableFromInline package let progress: TransferProgress
-
-        @inlinable package init(caller: CallerHandle, progress: TransferProgress) {
-            self.caller = caller
-            self.progress = progress
-        }
-    }
-
     /// A call promoted after waiting too long, for the monitors: its request, and the rank it
     /// rose from and to.
     @usableFromInline package struct Promotion {
@@ -216,7 +205,10 @@ extension SchedulerMachine {
         }
     }
 
-    /// What the scheduler must do after an event: each event returns one.
+    /// What any event that changes the schedule may set off: each such event returns one,
+    /// beside its own result when it has one (a caller's ID, what became of an attempt's call,
+    /// what the timer found). What only some events do is in their own results, so that an
+    /// event's signature says what it may do.
     @usableFromInline package struct Actions {
         /// What the scheduler does before it releases its lock, so that the next event finds
         /// it done: its store of attempts' operations and its timer then follow the machine's
@@ -229,9 +221,6 @@ extension SchedulerMachine {
             /// Attempts whose callers all left: their operations, found under the lock, are
             /// cancelled after it, and still report their end.
             @usableFromInline package var cancels = SmallBatch<AttemptID>()
-            /// Attempts ended at their deadline: forgotten under the lock, their operations
-            /// cancelled after it. The machine is done with them, whether or not they report.
-            @usableFromInline package var deadlinePassed = SmallBatch<AttemptID>()
             /// Running attempts whose call's priority changed, for their tasks.
             @usableFromInline package var reprioritized = SmallBatch<Reprioritization>()
             /// Arm the timer for this uptime, then report ``SchedulerMachine/timerFired(now:)``.
@@ -240,31 +229,13 @@ extension SchedulerMachine {
             @inlinable package init() {}
         }
 
-        /// What the scheduler does after releasing its lock: the monitors hear of retries,
-        /// promotions and host changes before the attempts of ``Locked/starts`` begin, so that a
-        /// call's events come in the order they happened; the callers are told after them.
+        /// What the scheduler does after releasing its lock, once the attempts of
+        /// ``Locked/starts`` have begun: it tells the callers.
         @usableFromInline package struct Unlocked {
             /// Callers that were cancelled: each gets `.cancelled`.
             @usableFromInline package var cancelled: [CallerHandle] = []
-            /// Callers that joined an upload under way: each is told its last step.
-            @usableFromInline package var progress = SmallBatch<ProgressStep>()
             /// Callers whose outcome is decided, with what each gets.
             @usableFromInline package var deliveries = SmallBatch<Delivery>()
-            /// Calls to be tried again, for the event monitors.
-            @usableFromInline package var retries = SmallBatch<Retry>()
-            /// Token refreshes to run, each reported with
-            /// ``SchedulerMachine/tokenRefreshed(_:rebuilt:now:)``.
-            @usableFromInline package var refreshes = SmallBatch<TokenRefresh>()
-            /// Attempts that failed or passed their deadline, whose calls wait for the verdict.
-            @usableFromInline package var verdictsWanted = SmallBatch<VerdictWanted>()
-            /// For the event monitors: calls promoted, outcomes kept, hosts paused, probing or
-            /// available again.
-            @usableFromInline package var promotions = SmallBatch<Promotion>()
-            @usableFromInline package var kept = SmallBatch<KeptOutcome>()
-            @usableFromInline package var healthChanges = SmallBatch<HealthChange>()
-            /// Callers whose dependencies have all succeeded: each has its request built, outside
-            /// the lock (with the token its dependencies may have stored), and attached.
-            @usableFromInline package var ready = SmallBatch<CallerHandle>()
 
             @inlinable package init() {}
         }
@@ -274,6 +245,62 @@ extension SchedulerMachine {
 
         /// Nothing to do, until an event adds to it.
         @inlinable package init() {}
+    }
+
+    /// What follows for a call once one of its attempts has ended, or once the verdict on it
+    /// is in, beyond the ``Actions`` of the event.
+    @usableFromInline package enum FollowUp {
+        /// Nothing more: its callers' outcomes are among the event's deliveries, or it had no
+        /// callers left and is gone.
+        case none
+        /// Its callers all left and it is keyed: its outcome is kept for identical requests,
+        /// which the event monitors hear.
+        case kept(KeptOutcome)
+        /// It failed: the scheduler reads it by the call's retry policy (outside the lock, as
+        /// its decider may be the app's) and reports the verdict with
+        /// ``SchedulerMachine/verdictReached(_:_:answer:now:)``.
+        case verdictWanted(VerdictWanted)
+        /// It is tried again (the event monitors hear it before any attempt the event starts),
+        /// after its token is refreshed if `refresh` says so.
+        case retry(Retry, refresh: TokenRefresh?)
+    }
+
+    /// What ``SchedulerMachine/attemptEnded(_:with:_:now:)`` did beyond its ``Actions``.
+    @usableFromInline package struct AttemptEnd {
+        /// What the attempt's result did to its host's health, if anything.
+        @usableFromInline package var healthChange: HealthChange?
+        @usableFromInline package var followUp: FollowUp = .none
+
+        @inlinable package init(healthChange: HealthChange? = nil, followUp: FollowUp = .none) {
+            self.healthChange = healthChange
+            self.followUp = followUp
+        }
+    }
+
+    /// What ``SchedulerMachine/timerFired(now:)`` found beyond its ``Actions``: attempts past
+    /// their deadline, calls promoted, hosts whose pause is over. The event monitors hear of
+    /// promotions and host changes before the attempts the event starts.
+    @usableFromInline package struct TimerFired {
+        /// Attempts past their deadline: the machine is done with them, whether or not they
+        /// report. Their operations are forgotten under the lock and cancelled after it; what
+        /// follows for each one's call is its ``Expiry/followUp``.
+        @usableFromInline package var expired = SmallBatch<Expiry>()
+        @usableFromInline package var promotions = SmallBatch<Promotion>()
+        @usableFromInline package var healthChanges = SmallBatch<HealthChange>()
+
+        @inlinable package init() {}
+    }
+
+    /// An attempt the machine ended at its deadline, and what follows for its call (never a
+    /// retry at once: a call with callers wants the verdict on it first).
+    @usableFromInline package struct Expiry {
+        @usableFromInline package let attempt: AttemptID
+        @usableFromInline package let followUp: FollowUp
+
+        @inlinable package init(attempt: AttemptID, followUp: FollowUp) {
+            self.attempt = attempt
+            self.followUp = followUp
+        }
     }
 }
 
@@ -299,19 +326,25 @@ extension SchedulerMachine.TokenRefresh: Equatable where Request: Equatable {}
 extension SchedulerMachine.KeptOutcome: Equatable where Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.ServingCall: Equatable where Request: Equatable {}
-extension SchedulerMachine.ProgressStep: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.Actions.Locked: Equatable where CallerHandle: Equatable, Request: Equatable {}
 extension SchedulerMachine.Actions.Unlocked: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.FollowUp: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.AttemptEnd: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.Expiry: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.TimerFired: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.Actions: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.Actions.Locked: Sendable where CallerHandle: Sendable, Request: Sendable {}
 extension SchedulerMachine.Actions.Unlocked: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Actions: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.FollowUp: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.AttemptEnd: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.Expiry: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.TimerFired: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Delivery: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.ServingCall: Sendable where Request: Sendable {}
 extension SchedulerMachine.AttemptStart: Sendable where CallerHandle: Sendable, Request: Sendable {}
 extension SchedulerMachine.Retry: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Promotion: Sendable where CallerHandle: Sendable, Request: Sendable {}
-extension SchedulerMachine.ProgressStep: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.VerdictWanted: Sendable where Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.TokenRefresh: Sendable where Request: Sendable {}
 extension SchedulerMachine.KeptOutcome: Sendable where Request: Sendable, Outcome: Sendable {}

@@ -32,16 +32,25 @@ extension SchedulerMachine {
         with outcome: Outcome,
         _ reading: AttemptReading,
         now: UInt64
-    ) -> Actions {
+    ) -> (AttemptEnd, Actions) {
         let slot = attempt.call.slot
         guard calls.contains(slot), let running = calls[slot].running, running.serial == attempt.serial else {
-            return Actions()
+            return (AttemptEnd(), Actions())
         }
         hostsToFill.insert(calls[slot].host)
         var actions = Actions()
-        end(attempt.call, running, with: outcome, reading, now: now, into: &actions)
+        let (healthChange, settled) = end(attempt.call, running, with: outcome, reading.kind, now: now, into: &actions)
+        let followUp: FollowUp
+        if let settled {
+            followUp = settled
+        } else if case .verdict(let verdict) = reading {
+            calls[slot].attempt = .between
+            followUp = decide(attempt.call, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
+        } else {
+            followUp = wantVerdict(on: attempt.call, running, outcome: outcome)
+        }
         fillHosts(now: now, into: &actions)
-        return actions
+        return (AttemptEnd(healthChange: healthChange, followUp: followUp), actions)
     }
 
     /// The verdict on an attempt whose call waited for it (a ``VerdictWanted``): the call's
@@ -50,24 +59,25 @@ extension SchedulerMachine {
     /// stale answer from the cache). Nothing happens if the call has gone meanwhile (its
     /// callers left), or for any other attempt.
     @inlinable package mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
-                                 answer: Outcome, now: UInt64) -> Actions {
+                                 answer: Outcome, now: UInt64) -> (FollowUp, Actions) {
         let slot = attempt.call.slot
         guard calls.contains(slot), attempt.serial == calls[slot].attemptsStarted,
-              case .awaitingVerdict(let started) = calls[slot].attempt else { return Actions() }
+              case .awaitingVerdict(let started) = calls[slot].attempt else { return (.none, Actions()) }
         calls[slot].attempt = .between
         var actions = Actions()
         hostsToFill.insert(calls[slot].host)
-        decide(attempt.call, after: answer, verdict: verdict, startedAt: started, now: now, into: &actions)
+        let followUp = decide(attempt.call, after: answer, verdict: verdict, startedAt: started, now: now, into: &actions)
         fillHosts(now: now, into: &actions)
-        return actions
+        return (followUp, actions)
     }
 
     /// The timer fired: callers past their own deadline end with
     /// ``CallOutcome/callerDeadlinePassed``, attempts past theirs as
     /// ``CallOutcome/attemptTimedOut`` (their tasks are cancelled), calls that waited too long
     /// are promoted, and calls whose backoff is over go back in their lines.
-    @inlinable package mutating func timerFired(now: UInt64) -> Actions {
+    @inlinable package mutating func timerFired(now: UInt64) -> (TimerFired, Actions) {
         var actions = Actions()
+        var fired = TimerFired()
         let due = timers.filter { $0.value <= now }.keys.sorted(by: TimerKey.firesBefore)
         for key in due { timers[key] = nil }
         var expired: [(CallID, Running)] = []
@@ -78,11 +88,12 @@ extension SchedulerMachine {
             case .caller(let id):
                 late.append(id)
             case .host(let host):
-                hostTimerFired(host, now: now, into: &actions)
+                if let change = hostTimerFired(host, now: now) { fired.healthChanges.append(change) }
             case .call(let callID):
                 switch calls[callID.slot].attempt {
                 case .running(let running), .abandoned(let running): expired.append((callID, running))
-                case .waiting: promote(callID, now: now, into: &actions)
+                case .waiting:
+                    if let promotion = promote(callID, now: now, into: &actions) { fired.promotions.append(promotion) }
                 case .between, .held: backedOff.append(callID)
                 case .kept: forget(callID, now: now, into: &actions)
                 case .awaitingVerdict, .inLane: break
@@ -98,26 +109,27 @@ extension SchedulerMachine {
             }
         }
         for (callID, running) in expired where calls.contains(callID.slot) {
-            actions.locked.deadlinePassed.append(AttemptID(call: callID, serial: running.serial))
-            end(callID, running, with: .attemptTimedOut, .failure(.timedOut), now: now, into: &actions)
+            let (healthChange, settled) = end(callID, running, with: .attemptTimedOut, .timedOut, now: now, into: &actions)
+            if let healthChange { fired.healthChanges.append(healthChange) }
+            fired.expired.append(Expiry(attempt: AttemptID(call: callID, serial: running.serial),
+                                        followUp: settled ?? wantVerdict(on: callID, running, outcome: .attemptTimedOut)))
         }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
         armedFor = nil
         if let next = timers.values.min() { arm(next, into: &actions) }
-        return actions
+        return (fired, actions)
     }
 
     /// Promotes a call that waited longer than its rank's maximum wait one level: it moves up
     /// in its line, ahead of the calls of its new rank that arrived after it.
-    @inlinable mutating func promote(_ callID: CallID, now: UInt64, into actions: inout Actions) {
-        guard let from = calls[callID.slot].rank, from < .critical else { return }
+    @inlinable mutating func promote(_ callID: CallID, now: UInt64, into actions: inout Actions) -> Promotion? {
+        guard let from = calls[callID.slot].rank, from < .critical else { return nil }
         calls[callID.slot].promotions += 1
         calls[callID.slot].rankSince = now
         line(callID, now: now, into: &actions)
         let call = calls[callID.slot]
-        actions.unlocked.promotions.append(Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from,
-                                                             callers: namedCallers(of: callID)))
+        return Promotion(call: callID, request: call.request, from: from, to: call.rank ?? from, callers: namedCallers(of: callID))
     }
 
     /// A token refresh for `callID` ended with a new token: its request, `rebuilt` with it, is
@@ -153,39 +165,43 @@ extension SchedulerMachine {
 
     // MARK: - Ending an attempt
 
-    /// Ends an attempt: frees its slot, tells its host's health what it learnt, then retries
-    /// the call, refreshes its token, or delivers. A failure (an attempt the machine ended at
-    /// its deadline included) has its call wait for the verdict on it (a ``VerdictWanted``);
-    /// a call whose callers all left wants none.
+    /// Ends an attempt, whose result reads as `kind`: frees its slot, and tells its host's
+    /// health what it learnt (returning the change, if any). A call whose callers all left is
+    /// settled here (`settled`: it is retired, or its outcome kept); one with callers is
+    /// settled by its caller, which decides on the attempt's verdict or asks for it
+    /// (``wantVerdict(on:_:outcome:)``).
     @inlinable mutating func end(
         _ callID: CallID,
         _ running: Running,
         with outcome: Outcome,
-        _ reading: AttemptReading,
+        _ kind: AttemptVerdict.Kind,
         now: UInt64,
         into actions: inout Actions
-    ) {
+    ) -> (healthChange: HealthChange?, settled: FollowUp?) {
         let host = calls[callID.slot].host
         freeSlot(of: running, onHost: host)
         timers[.call(callID)] = nil
-        judge(reading.kind, of: callID, onHost: host, now: now, into: &actions)
+        let healthChange = judge(kind, of: callID, onHost: host, now: now, into: &actions)
         if calls[callID.slot].isAbandoned {
             retire(callID, now: now, into: &actions)
-        } else if calls[callID.slot].callers.count == 0 {
-            keep(outcome, of: callID, now: now, into: &actions)
-        } else if case .verdict(let verdict) = reading {
-            calls[callID.slot].attempt = .between
-            decide(callID, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
-        } else {
-            calls[callID.slot].attempt = .awaitingVerdict(started: running.started)
-            actions.unlocked.verdictsWanted.append(VerdictWanted(
-                id: AttemptID(call: callID, serial: running.serial), request: calls[callID.slot].request,
-                attemptNumber: calls[callID.slot].attemptNumber, outcome: outcome))
+            return (healthChange, FollowUp.none)
         }
+        if calls[callID.slot].callers.count == 0 {
+            return (healthChange, .kept(keep(outcome, of: callID, now: now, into: &actions)))
+        }
+        return (healthChange, nil)
+    }
+
+    /// A failed attempt (one the machine ended at its deadline included) whose call has
+    /// callers: the call waits for the verdict on it.
+    @inlinable mutating func wantVerdict(on callID: CallID, _ running: Running, outcome: Outcome) -> FollowUp {
+        calls[callID.slot].attempt = .awaitingVerdict(started: running.started)
+        return .verdictWanted(VerdictWanted(id: AttemptID(call: callID, serial: running.serial), request: calls[callID.slot].request,
+                                            attemptNumber: calls[callID.slot].attemptNumber, outcome: outcome))
     }
 
     /// What an attempt's outcome means for its call: a token refresh, a retry, or the outcome
-    /// its callers get.
+    /// its callers get (among `actions`' deliveries).
     @inlinable mutating func decide(
         _ callID: CallID,
         after outcome: Outcome,
@@ -193,23 +209,21 @@ extension SchedulerMachine {
         startedAt attemptStart: UInt64,
         now: UInt64,
         into actions: inout Actions
-    ) {
+    ) -> FollowUp {
         if case .unauthorized = verdict.kind, !calls[callID.slot].replayedWithNewToken {
             calls[callID.slot].replayedWithNewToken = true
             let call = calls[callID.slot]
-            actions.unlocked.refreshes.append(TokenRefresh(call: callID, rejected: verdict.rejectedToken, request: call.request,
-                                                           patience: call.request.attemptTimeout))
-            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
-                                                   callers: namedCallers(of: callID)))
-            return
+            return .retry(Retry(call: callID, request: call.request, attempt: call.attemptNumber + 1, delay: 0, outcome: outcome,
+                                callers: namedCallers(of: callID)),
+                          refresh: TokenRefresh(call: callID, rejected: verdict.rejectedToken, request: call.request,
+                                                patience: call.request.attemptTimeout))
         }
         if isOffline, verdict.kind == .unreachable {
             // Offline with a monitor: wait in the line until the network returns; not an attempt.
             let call = calls[callID.slot]
-            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
-                                                   callers: namedCallers(of: callID)))
             line(callID, now: now, into: &actions)
-            return
+            return .retry(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
+                                callers: namedCallers(of: callID)), refresh: nil)
         }
         if let retry = verdict.retry {
             // Jitter is drawn only for a backoff, so that a run replays from its seed.
@@ -219,17 +233,17 @@ extension SchedulerMachine {
             }
             calls[callID.slot].attemptNumber += 1
             let call = calls[callID.slot]
-            actions.unlocked.retries.append(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome,
-                                                   callers: namedCallers(of: callID)))
             if delay > 0 {
                 setTimer(.call(callID), at: now + UInt64(delay * 1_000_000_000), into: &actions)
             } else {
                 line(callID, now: now, into: &actions)
             }
-            return
+            return .retry(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: delay, outcome: outcome,
+                                callers: namedCallers(of: callID)), refresh: nil)
         }
         if verdict.isSuccess { keepSlot(forDependentsOf: callID) }
         deliver(outcome, failed: !verdict.isSuccess, of: callID, startedAt: attemptStart, now: now, into: &actions)
+        return .none
     }
 
     /// Removes a call and every caller still with it, with what each gets; the next call of
@@ -265,20 +279,22 @@ extension SchedulerMachine {
 
     /// A keyed call whose callers all left ended on the wire: its outcome is kept under its
     /// key for ``keptOutcomeWindow`` (or forgotten at once without one), and its lane goes on.
+    /// Returns it, for the event monitors.
     @inlinable mutating func keep(
         _ outcome: Outcome,
         of callID: CallID,
         now: UInt64,
         into actions: inout Actions
-    ) {
-        actions.unlocked.kept.append(KeptOutcome(call: callID, request: calls[callID.slot].request, outcome: outcome))
+    ) -> KeptOutcome {
+        let kept = KeptOutcome(call: callID, request: calls[callID.slot].request, outcome: outcome)
         guard keptOutcomeWindow > 0, calls[callID.slot].key != nil else {
             forget(callID, now: now, into: &actions)
-            return
+            return kept
         }
         calls[callID.slot].attempt = .kept(outcome, until: now + keptOutcomeWindow)
         setTimer(.call(callID), at: now + keptOutcomeWindow, into: &actions)
         if let lane = calls[callID.slot].request.lane { leaveLane(lane, callID, failed: false, now: now, into: &actions) }
+        return kept
     }
 
     /// Removes a kept outcome, or a keyed call that ended without callers.
@@ -315,18 +331,9 @@ extension SchedulerMachine.Actions {
     @inlinable mutating func merge(_ other: Self) {
         locked.starts.append(contentsOf: other.locked.starts)
         locked.cancels.append(contentsOf: other.locked.cancels)
-        locked.deadlinePassed.append(contentsOf: other.locked.deadlinePassed)
         locked.reprioritized.append(contentsOf: other.locked.reprioritized)
         if let time = other.locked.armTimer { locked.armTimer = min(locked.armTimer ?? .max, time) }
-        unlocked.progress.append(contentsOf: other.unlocked.progress)
         unlocked.deliveries.append(contentsOf: other.unlocked.deliveries)
         unlocked.cancelled.append(contentsOf: other.unlocked.cancelled)
-        unlocked.refreshes.append(contentsOf: other.unlocked.refreshes)
-        unlocked.verdictsWanted.append(contentsOf: other.unlocked.verdictsWanted)
-        unlocked.retries.append(contentsOf: other.unlocked.retries)
-        unlocked.promotions.append(contentsOf: other.unlocked.promotions)
-        unlocked.kept.append(contentsOf: other.unlocked.kept)
-        unlocked.healthChanges.append(contentsOf: other.unlocked.healthChanges)
-        unlocked.ready.append(contentsOf: other.unlocked.ready)
     }
 }

@@ -5,8 +5,9 @@ extension SchedulerMachine {
     @usableFromInline package enum Attachment: Equatable {
         /// It had left before it could attach.
         case gone
-        /// It joined the identical call in flight.
-        case joined(CallID)
+        /// It joined the identical call in flight, whose upload under way had gone as far as
+        /// `lastStep`, which it is told as it joins (nil if none is under way).
+        case joined(CallID, lastStep: TransferProgress? = nil)
         /// It made a new call.
         case created(CallID)
 
@@ -14,7 +15,7 @@ extension SchedulerMachine {
         @inlinable package var call: CallID? {
             switch self {
             case .gone: nil
-            case .joined(let call), .created(let call): call
+            case .joined(let call, _), .created(let call): call
             }
         }
     }
@@ -53,20 +54,21 @@ extension SchedulerMachine {
         return (id, actions)
     }
 
-    /// One dependency of a waiting caller succeeded. Once all have, the caller is ready: its
-    /// request is to be built (``Actions/Unlocked/ready``), then attached with
-    /// ``attach(_:request:key:now:)``; a caller that stops waiting
-    /// takes back the priority it lent.
-    @inlinable package mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> Actions {
-        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return Actions() }
+    /// One dependency of a waiting caller succeeded. Once all have, the caller is ready
+    /// (`ready` is its handle): its request is to be built, outside the lock (with the token its
+    /// dependencies may have stored), then attached with ``attach(_:request:key:now:)``; a
+    /// caller that stops waiting takes back the priority it lent.
+    @inlinable package mutating func dependencySucceeded(_ id: CallerID, now: UInt64) -> (ready: CallerHandle?, Actions) {
+        guard callers.contains(id.slot), case .waiting(let remaining) = callers[id.slot].stage else { return (nil, Actions()) }
         var actions = Actions()
+        var ready: CallerHandle?
         if remaining == 1 {
             stopLending(from: id, now: now, into: &actions)
-            actions.unlocked.ready.append(callers[id.slot].handle)
+            ready = callers[id.slot].handle
         }
         fillHosts(now: now, into: &actions)
         callers[id.slot].stage = remaining > 1 ? .waiting(dependencies: remaining - 1) : .building
-        return actions
+        return (ready, actions)
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
@@ -111,20 +113,19 @@ extension SchedulerMachine {
                 actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome,
                                                             measured: Measured(wasShared: true), servedBy: servedBy))
                 fillHosts(now: now, into: &actions)
-                return (.joined(callID), actions)
+                return (.joined(callID, lastStep: nil), actions)
             }
             callers[id.slot].stage = .attached(callID, since: now)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
             if caller.isSuspended { calls[callID.slot].suspendedCallers += 1 }
-            if case .running = calls[callID.slot].attempt, let progress = calls[callID.slot].progress {
-                actions.unlocked.progress.append(ProgressStep(caller: caller.handle, progress: progress))
-            }
+            var lastStep: TransferProgress?
+            if case .running = calls[callID.slot].attempt { lastStep = calls[callID.slot].progress }
             reprioritize(callID, adding: caller.effectivePriority, into: &actions)
             holdOrRelease(callID, now: now, into: &actions)
             hostsToFill.insert(calls[callID.slot].host)
             fillHosts(now: now, into: &actions)
-            return (.joined(callID), actions)
+            return (.joined(callID, lastStep: lastStep), actions)
         }
         callsMade += 1
         var call = Call(number: callsMade, key: key, request: request, host: host(of: request), firstCaller: id,

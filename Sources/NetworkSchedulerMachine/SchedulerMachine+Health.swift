@@ -77,31 +77,33 @@ extension SchedulerMachine {
     /// while (a 429 or 503 with `Retry-After`) pauses it; failing (to connect, or with a status
     /// the policy counts) too many times in a row, or as the probe, pauses it (longer each
     /// time); any other answer from the server counts as healthy and, from the probe, opens it.
+    /// Returns the change of its health, if there is one.
     @inlinable mutating func judge(
         _ result: AttemptVerdict.Kind,
         of callID: CallID,
         onHost host: Int,
         now: UInt64,
         into actions: inout Actions
-    ) {
+    ) -> HealthChange? {
         let isProbe = hosts[host].availability == .probing(callID)
         switch result {
         case .throttled(let retryAfter):
-            serverAnswered(on: host, isProbe: isProbe, isStrained: true, pausingFor: retryAfter, now: now, into: &actions)
+            return serverAnswered(on: host, isProbe: isProbe, isStrained: true, pausingFor: retryAfter, now: now, into: &actions)
         case .succeeded, .unauthorized, .rejected:
-            serverAnswered(on: host, isProbe: isProbe, isStrained: false, pausingFor: nil, now: now, into: &actions)
+            return serverAnswered(on: host, isProbe: isProbe, isStrained: false, pausingFor: nil, now: now, into: &actions)
         case .unreachable:
-            failed(host, isProbe: isProbe, reason: .unreachable, now: now, into: &actions)
+            return failed(host, isProbe: isProbe, reason: .unreachable, now: now, into: &actions)
         case .timedOut:
             adaptBudget(ofHost: host, isStrained: true)
-            failed(host, isProbe: isProbe, reason: .unreachable, now: now, into: &actions)
+            return failed(host, isProbe: isProbe, reason: .unreachable, now: now, into: &actions)
         case .serverFailed:
             adaptBudget(ofHost: host, isStrained: true)
-            failed(host, isProbe: isProbe, reason: .serverErrors, now: now, into: &actions)
+            return failed(host, isProbe: isProbe, reason: .serverErrors, now: now, into: &actions)
         case .noAnswer:
             // Cancelled, refused by the policy, too large: nothing about the host. A probe
             // that ended so lets another through.
             if isProbe { hosts[host].availability = .probing(nil) }
+            return nil
         }
     }
 
@@ -110,50 +112,50 @@ extension SchedulerMachine {
     /// that never pauses for failures, a failed probe hands its turn to the next attempt (its
     /// own retry, or another call's): a probe's end always lets the host move on.
     @inlinable mutating func failed(_ host: Int, isProbe: Bool, reason: HostPauseReason, now: UInt64,
-                                 into actions: inout Actions) {
+                                 into actions: inout Actions) -> HealthChange? {
         hosts[host].consecutiveFailures += 1
         guard let threshold = healthPolicy.failuresBeforePause else {
-            if isProbe { setAvailability(.probing(nil), of: host, into: &actions) }
-            return
+            return isProbe ? setAvailability(.probing(nil), of: host) : nil
         }
         guard isProbe || (hosts[host].consecutiveFailures >= threshold && hosts[host].availability == .available) else {
-            return
+            return nil
         }
         let seconds = healthPolicy.pauseAfterFailures * Double(1 << min(hosts[host].failurePauses, 30))
         hosts[host].failurePauses += 1
-        pause(host, for: seconds, reason: reason, now: now, into: &actions)
+        return pause(host, for: seconds, reason: reason, now: now, into: &actions)
     }
 
     /// The server answered: the host is reachable; one that asked to slow down with a
     /// `Retry-After` pauses if the policy says so.
     @inlinable mutating func serverAnswered(on host: Int, isProbe: Bool, isStrained: Bool, pausingFor retryAfter: Seconds?,
-                                         now: UInt64, into actions: inout Actions) {
+                                         now: UInt64, into actions: inout Actions) -> HealthChange? {
         hosts[host].consecutiveFailures = 0
         adaptBudget(ofHost: host, isStrained: isStrained)
         if healthPolicy.pausesOnRetryAfter, let retryAfter {
-            pause(host, for: retryAfter, reason: .askedToWait, now: now, into: &actions)
-        } else {
-            hosts[host].failurePauses = 0
-            if isProbe || hosts[host].availability == .probing(nil) { setAvailability(.available, of: host, into: &actions) }
+            return pause(host, for: retryAfter, reason: .askedToWait, now: now, into: &actions)
         }
+        hosts[host].failurePauses = 0
+        guard isProbe || hosts[host].availability == .probing(nil) else { return nil }
+        return setAvailability(.available, of: host)
     }
 
+    /// Pauses a host, unless it is paused longer already.
     @inlinable mutating func pause(_ host: Int, for seconds: Seconds, reason: HostPauseReason, now: UInt64,
-                                into actions: inout Actions) {
+                                into actions: inout Actions) -> HealthChange? {
         let until = now + UInt64(min(max(seconds, 0), healthPolicy.maximumPause) * 1_000_000_000)
-        if case .paused(let current, _) = hosts[host].availability, current >= until { return }
-        setAvailability(.paused(until: until, reason: reason), of: host, into: &actions)
+        if case .paused(let current, _) = hosts[host].availability, current >= until { return nil }
         setTimer(.host(host), at: until, into: &actions)
+        return setAvailability(.paused(until: until, reason: reason), of: host)
     }
 
     /// A host's timer fired: a pause that is over lets one probe through.
-    @inlinable mutating func hostTimerFired(_ host: Int, now: UInt64, into actions: inout Actions) {
-        guard case .paused(let until, _) = hosts[host].availability, until <= now else { return }
-        setAvailability(.probing(nil), of: host, into: &actions)
+    @inlinable mutating func hostTimerFired(_ host: Int, now: UInt64) -> HealthChange? {
+        guard case .paused(let until, _) = hosts[host].availability, until <= now else { return nil }
+        return setAvailability(.probing(nil), of: host)
     }
 
-    @inlinable mutating func setAvailability(_ availability: Availability, of host: Int, into actions: inout Actions) {
+    @inlinable mutating func setAvailability(_ availability: Availability, of host: Int) -> HealthChange {
         hosts[host].availability = availability
-        actions.unlocked.healthChanges.append(HealthChange(host: hosts[host].name, availability: availability))
+        return HealthChange(host: hosts[host].name, availability: availability)
     }
 }

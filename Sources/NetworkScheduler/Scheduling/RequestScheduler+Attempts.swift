@@ -23,7 +23,11 @@ extension RequestScheduler {
         }
         let answer = cacheAnswer(to: request.prepared, ofCall: attempt.call.number, outcome, requested: requested)
         let now = clock.uptimeNanoseconds
-        feed(ending: attempt) { $0.attemptEnded(attempt, with: answer, reading, now: now) }
+        let end = feed(ending: attempt, announcing: { end in
+            if let change = end.healthChange { announce(change) }
+            announce(end.followUp)
+        }) { $0.attemptEnded(attempt, with: answer, reading, now: now) }
+        follow(end.followUp)
     }
 
     /// An attempt's body went out further: the machine moves its deadline, and its call's
@@ -48,7 +52,8 @@ extension RequestScheduler {
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let answer = verdict.retry == nil ? staleAnswer(to: wanted.request.prepared, after: outcome) : outcome
         let now = clock.uptimeNanoseconds
-        feed { $0.verdictReached(wanted.id, verdict, answer: answer, now: now) }
+        let followUp = feed(announcing: announce) { $0.verdictReached(wanted.id, verdict, answer: answer, now: now) }
+        follow(followUp)
     }
 
     /// Gets a token newer than the one the server rejected, then has the machine send the call

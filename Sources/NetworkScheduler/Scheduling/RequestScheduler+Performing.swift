@@ -16,48 +16,62 @@ extension RequestScheduler {
         var reprioritized = SmallBatch<(DataTaskOperation, RequestPriority)>()
     }
 
-    /// What the machine left for after the lock: the operations found under it, what the
-    /// monitors hear of the attempts it lets start, those attempts, then the rest, in
-    /// ``SchedulerMachine/Actions/Unlocked``'s order.
+    /// What the machine left for after the lock, common to every event: the operations found
+    /// under it, the attempts it lets start, then the callers it decided for. What an event
+    /// decided beyond that (a retry, a verdict wanted, a host's health) its feeder performs:
+    /// what the monitors hear of it before this (`announce`), so that each call's
+    /// events come in the order they happened; the rest after (``follow(_:)``).
     func perform(_ actions: Machine.Actions, _ effects: OperationEffects) {
         for operation in effects.cancels { operation.cancel() }
         for (operation, priority) in effects.reprioritized { operation.reprioritize(to: priority) }
-        let unlocked = actions.unlocked
-        // Before the attempts start: a monitor hears of a call's retry, promotion or host's
-        // probe before the attempt that follows it (whose start it hears on that attempt's
-        // thread), so that each call's events come in the order they happened.
-        tellMonitors(unlocked)
         for operation in effects.started { attempts.addOperation(operation) }
-        for step in unlocked.progress { step.caller.progressed(step.progress) }
+        let unlocked = actions.unlocked
         if !unlocked.cancelled.isEmpty {
             RequestHandle.complete(unlocked.cancelled, with: .failure(.cancelled))
         }
         if unlocked.deliveries.count > 0 {
             RequestHandle.complete(unlocked.deliveries)
         }
-        for refresh in unlocked.refreshes { refreshToken(refresh) }
-        for wanted in unlocked.verdictsWanted { judge(wanted) }
-        for caller in unlocked.ready { submit(caller) }
-        for kept in unlocked.kept {
-            record(.outcomeKept(Self.eventCall(kept.request.prepared, number: kept.call.number, callers: []), kept.outcome.map(\.statusCode)))
-        }
     }
 
-    /// The retries, promotions and host changes an event decided, for the monitors.
-    private func tellMonitors(_ unlocked: Machine.Actions.Unlocked) {
-        for retry in unlocked.retries {
-            record(.retried(Self.eventCall(retry.request.prepared, number: retry.call.number, callers: Self.ids(of: retry.callers)),
-                            attempt: retry.attempt, after: retry.delay, cause: Self.cause(of: retry.outcome)))
-        }
-        for promotion in unlocked.promotions {
-            record(.promoted(Self.eventCall(promotion.request.prepared, number: promotion.call.number, callers: Self.ids(of: promotion.callers)),
+    /// Tells the monitors of a call's retry, before the attempt that follows it begins (whose
+    /// start they hear on that attempt's thread).
+    func announce(_ followUp: Machine.FollowUp) {
+        guard case .retry(let retry, _) = followUp else { return }
+        record(.retried(Self.eventCall(retry.request.prepared, number: retry.call.number, callers: Self.ids(of: retry.callers)),
+                        attempt: retry.attempt, after: retry.delay, cause: Self.cause(of: retry.outcome)))
+    }
+
+    /// Tells the monitors of a host's health as it changed.
+    func announce(_ change: Machine.HealthChange) {
+        record(.hostHealthChanged(host: change.host, health(change.availability, now: clock.uptimeNanoseconds)))
+    }
+
+    /// Tells the monitors of the promotions and host changes the timer found, and of the
+    /// calls it ended.
+    func announce(_ fired: Machine.TimerFired) {
+        for promotion in fired.promotions {
+            record(.promoted(Self.eventCall(promotion.request.prepared, number: promotion.call.number,
+                                            callers: Self.ids(of: promotion.callers)),
                              from: promotion.from, to: promotion.to))
         }
-        if unlocked.healthChanges.count > 0 {
-            let now = clock.uptimeNanoseconds
-            for change in unlocked.healthChanges {
-                record(.hostHealthChanged(host: change.host, health(change.availability, now: now)))
-            }
+        for change in fired.healthChanges { announce(change) }
+        for expiry in fired.expired { announce(expiry.followUp) }
+    }
+
+    /// Does what follows for a call after an attempt's end, once the callers are told: refreshes
+    /// its token, reads the verdict on the attempt, or tells the monitors of its kept outcome.
+    func follow(_ followUp: Machine.FollowUp) {
+        switch followUp {
+        case .none:
+            break
+        case .kept(let kept):
+            record(.outcomeKept(Self.eventCall(kept.request.prepared, number: kept.call.number, callers: []),
+                                kept.outcome.map(\.statusCode)))
+        case .verdictWanted(let wanted):
+            judge(wanted)
+        case .retry(_, let refresh):
+            if let refresh { refreshToken(refresh) }
         }
     }
 

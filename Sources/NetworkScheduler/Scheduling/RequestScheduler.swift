@@ -292,7 +292,9 @@ public final class RequestScheduler: Sendable {
         switch outcome {
         case .succeeded:
             let now = clock.uptimeNanoseconds
-            feed { machine in handle.callerID.map { machine.dependencySucceeded($0, now: now) } ?? Machine.Actions() }
+            let ready = feed { machine in handle.callerID.map { machine.dependencySucceeded($0, now: now) } ?? (nil, Machine.Actions()) }
+            // Built outside the lock, with the token its dependencies may have stored.
+            if let ready { submit(ready) }
         case .failed(let error):
             // Flat: a chain of 100,000 dependents nests no error in another.
             fail(handle, with: .dependencyFailed(cause: error.rootCause, dependency: dependency))
@@ -331,7 +333,9 @@ public final class RequestScheduler: Sendable {
         feed(announcing: { (attachment: Machine.Attachment) in
             switch attachment {
             case .gone: break
-            case .joined: record(.joined(handle.eventCaller))
+            case .joined(_, let lastStep):
+                record(.joined(handle.eventCaller))
+                if let lastStep { handle.progressed(lastStep) }
             case .created: record(.enqueued(handle.eventCaller))
             }
         }) { machine in
@@ -378,12 +382,15 @@ public final class RequestScheduler: Sendable {
 
     /// Feeds an event to the machine under the lock, and there records the attempts it started
     /// and finds the operations of those it cancelled or re-ranked (an operation being made
-    /// when it is cancelled runs cancelled); then, unlocked, does what the machine decided:
-    /// makes and runs the new attempts' operations, delivers, tells the monitors. `ending` is
-    /// the attempt whose operation reported the event, which the scheduler forgets.
+    /// when it is cancelled runs cancelled); then, unlocked, tells the monitors what the event
+    /// itself was (`announce`, with its own result) and does what the machine decided: runs
+    /// the new attempts' operations and tells the callers. `ending` is the attempt whose
+    /// operation reported the event, which the scheduler forgets; `expiring`, those the event
+    /// ended at their deadline, forgotten too (they may never report) and cancelled.
     @discardableResult
     func feed<Result>(
         ending attempt: AttemptID? = nil,
+        expiring expired: (Result) -> [AttemptID] = { _ in [] },
         announcing announce: (Result) -> Void = { _ in },
         _ event: (inout Machine) -> (Result, Machine.Actions)
     ) -> Result {
@@ -402,7 +409,7 @@ public final class RequestScheduler: Sendable {
             for attempt in locked.cancels {
                 if let operation = core.operations.cancel(attempt) { effects.cancels.append(operation) }
             }
-            for attempt in locked.deadlinePassed {
+            for attempt in expired(result) {
                 if let operation = core.operations.cancel(attempt, isOver: true) { effects.cancels.append(operation) }
             }
             for change in locked.reprioritized {
@@ -537,7 +544,8 @@ public final class RequestScheduler: Sendable {
 
     private func timerFired() {
         let now = clock.uptimeNanoseconds
-        feed { $0.timerFired(now: now) }
+        let fired = feed(expiring: { $0.expired.map(\.attempt) }, announcing: announce) { $0.timerFired(now: now) }
+        for expiry in fired.expired { follow(expiry.followUp) }
     }
 
     func nextID() -> RequestHandle.ID {

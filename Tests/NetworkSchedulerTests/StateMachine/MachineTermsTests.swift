@@ -45,18 +45,18 @@ import Testing
     @Test mutating func aCopyOfTheMachineIsAMachineOfItsOwn() throws {
         let (first, _) = submit(Job(name: "a1"), key: "a")
         let (second, _) = submit(Job(name: "a1"), key: "a")
-        guard case .created(let call) = first, case .joined(call) = second else {
+        guard case .created(let call) = first, case .joined(call, _) = second else {
             throw Failure("expected a call and a joiner, got \(first) and \(second)")
         }
         let succeeded = AttemptReading.verdict(AttemptVerdict(kind: .succeeded, retry: nil))
 
         var copy = machine
-        let endedInCopy = copy.attemptEnded(AttemptID(call: call, serial: 1), with: .done(1), succeeded, now: now)
+        let (_, endedInCopy) = copy.attemptEnded(AttemptID(call: call, serial: 1), with: .done(1), succeeded, now: now)
         #expect(endedInCopy.unlocked.deliveries.map(\.outcome) == [.done(1), .done(1)])
         #expect(copy.census == (callers: 0, calls: 0, registered: 0))
 
         #expect(machine.census == (callers: 2, calls: 1, registered: 1), "the original still has its call and its callers")
-        let ended = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .done(2), succeeded, now: now)
+        let (_, ended) = machine.attemptEnded(AttemptID(call: call, serial: 1), with: .done(2), succeeded, now: now)
         #expect(ended.unlocked.deliveries.map(\.outcome) == [.done(2), .done(2)], "and its call is still on the wire")
     }
 
@@ -70,8 +70,8 @@ import Testing
         #expect(waiting.locked.starts.count == 0, "one slot per origin: a2 waits behind a1")
         #expect(elsewhere.locked.starts.map(\.request.name) == ["b1"], "another origin has a slot of its own")
 
-        let ended = machine.attemptEnded(AttemptID(call: firstCall, serial: 1), with: .done(7),
-                                         .verdict(AttemptVerdict(kind: .succeeded, retry: nil)), now: now)
+        let (_, ended) = machine.attemptEnded(AttemptID(call: firstCall, serial: 1), with: .done(7),
+                                              .verdict(AttemptVerdict(kind: .succeeded, retry: nil)), now: now)
 
         #expect(ended.locked.starts.map(\.request.name) == ["a2"])
         #expect(ended.unlocked.deliveries.map(\.outcome) == [.done(7)])
@@ -87,12 +87,16 @@ import Testing
 
         #expect(shed.unlocked.deliveries.map(\.outcome) == [.lineFull(host: "worker://a")])
 
-        let late = machine.timerFired(now: now + 500_000_000)
+        let (_, late) = machine.timerFired(now: now + 500_000_000)
         #expect(late.unlocked.deliveries.map(\.outcome) == [.callerDeadlinePassed])
 
-        let expired = machine.timerFired(now: now + 1_000_000_000)
-        #expect(expired.locked.deadlinePassed == [AttemptID(call: firstCall, serial: 1)])
-        #expect(expired.unlocked.verdictsWanted.map(\.outcome) == [.attemptTimedOut])
+        let (expired, _) = machine.timerFired(now: now + 1_000_000_000)
+        #expect(expired.expired.map(\.attempt) == [AttemptID(call: firstCall, serial: 1)])
+        let wanted: [JobEnd] = expired.expired.compactMap {
+            guard case .verdictWanted(let wanted) = $0.followUp else { return nil }
+            return wanted.outcome
+        }
+        #expect(wanted == [.attemptTimedOut])
     }
 
     @Test mutating func jobsWithEqualKeysShareOneCallWhateverTheKeysType() throws {
@@ -102,7 +106,7 @@ import Testing
         let (third, _) = submit(Job(name: "a3"), key: "k2")
         guard case .created(let firstCall) = first else { throw Failure("expected a new call, got \(first)") }
 
-        #expect(second == .joined(firstCall))
+        #expect(second == .joined(firstCall, lastStep: nil))
         #expect(third.call != firstCall, "another key makes another call")
     }
 

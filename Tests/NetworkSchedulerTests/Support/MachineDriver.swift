@@ -110,6 +110,7 @@ struct MachineDriver {
                                                        request: ScheduledRequest(request, of: submission ?? Self.submission(request, lane: lane)),
                                                        key: key, deadline: deadline.map { uptime(after: $0) }, now: now)
         callers[name] = id
+        if case .joined(_, let lastStep?) = attachment { toldOnJoining.append((name, lastStep.bytesSent)) }
         perform(actions)
         return attachment
     }
@@ -161,9 +162,9 @@ struct MachineDriver {
 
     /// One dependency of `name` succeeded; once all have, it sends `path`.
     mutating func dependencySucceeded(_ name: String, then path: String = "/users/1") {
-        let actions = machine.dependencySucceeded(callers[name]!, now: now)
+        let (ready, actions) = machine.dependencySucceeded(callers[name]!, now: now)
         perform(actions)
-        guard actions.unlocked.ready.contains(name) else { return }
+        guard ready == name else { return }
         let (request, key) = Self.request("GET", "https://api.test" + path, shared: true, timeout: 60)
         perform(machine.attach(callers[name]!, request: ScheduledRequest(request, of: Self.submission(request)), key: key, now: now).1)
     }
@@ -195,7 +196,9 @@ struct MachineDriver {
         let (kind, _) = AttemptVerdict.read(outcome, request: start.request.prepared, submission: start.request.submission,
                                             failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         let reading: AttemptReading = RetryPolicy.isFailure(outcome) ? .failure(kind) : .verdict(AttemptVerdict(kind: kind, retry: nil))
-        perform(machine.attemptEnded(start.id, with: outcome, reading, now: now))
+        let (end, actions) = machine.attemptEnded(start.id, with: outcome, reading, now: now)
+        if let change = end.healthChange { healthChanges.append((change.host, change.availability)) }
+        perform(actions, followUps: [end.followUp])
     }
 
     /// The body of task `name` went out further: returns the callers the machine says to tell.
@@ -219,7 +222,10 @@ struct MachineDriver {
         now += UInt64(seconds * 1_000_000_000)
         if let armed = armedFor, armed <= now {
             armedFor = nil
-            perform(machine.timerFired(now: now))
+            let (fired, actions) = machine.timerFired(now: now)
+            for promotion in fired.promotions { promotions.append((promotion.request.prepared.urlRequest.url?.path ?? "", promotion.to)) }
+            for change in fired.healthChanges { healthChanges.append((change.host, change.availability)) }
+            perform(actions, expired: fired.expired.map(\.attempt), followUps: fired.expired.map(\.followUp))
         }
     }
 
@@ -245,7 +251,8 @@ struct MachineDriver {
         let verdict = AttemptVerdict(of: wanted.outcome, attemptNumber: wanted.attemptNumber, request: wanted.request.prepared,
                                      submission: wanted.request.submission, defaultPolicy: retryPolicy,
                                      failureStatuses: machine.healthPolicy.failureStatuses, date: date)
-        perform(machine.verdictReached(wanted.id, verdict, answer: wanted.outcome, now: now))
+        let (followUp, actions) = machine.verdictReached(wanted.id, verdict, answer: wanted.outcome, now: now)
+        perform(actions, followUps: [followUp])
     }
 
     /// The uptime `seconds` from now.
@@ -269,7 +276,9 @@ struct MachineDriver {
 
     // MARK: - Performing actions
 
-    mutating func perform(_ actions: Machine.Actions) {
+    /// Performs an event's actions, then what follows for the calls whose attempts it ended
+    /// (`expired`: those it ended at their deadline, whose tasks are cancelled).
+    mutating func perform(_ actions: Machine.Actions, expired: [AttemptID] = [], followUps: [Machine.FollowUp] = []) {
         let (locked, unlocked) = (actions.locked, actions.unlocked)
         for start in locked.starts {
             checkStartOrder(of: start.id.call, at: start.rank)
@@ -279,24 +288,28 @@ struct MachineDriver {
             tasks[start.id] = task
             taskPriorities[task] = start.priority
         }
-        cancelledTasks.append(contentsOf: (Array(locked.cancels) + Array(locked.deadlinePassed)).map { tasks[$0]! })
+        cancelledTasks.append(contentsOf: (Array(locked.cancels) + expired).map { tasks[$0]! })
         for change in locked.reprioritized { taskPriorities[tasks[change.attempt]!] = change.priority }
         checkTaskPriorities()
         if let armTimer = locked.armTimer { armedFor = armTimer }
-        for step in unlocked.progress { toldOnJoining.append((step.caller, step.progress.bytesSent)) }
         for delivery in unlocked.deliveries {
             record(delivery.caller, delivery.outcome.map(\.statusCode))
         }
         for caller in unlocked.cancelled { record(caller, .failure(.cancelled)) }
-        refreshes.append(contentsOf: unlocked.refreshes)
-        for promotion in unlocked.promotions { promotions.append((promotion.request.prepared.urlRequest.url?.path ?? "", promotion.to)) }
-        for change in unlocked.healthChanges { healthChanges.append((change.host, change.availability)) }
-        for outcome in unlocked.kept { kept.append(outcome.request.prepared.urlRequest.url?.path ?? "") }
         recordLineArrivals()
-        for wanted in unlocked.verdictsWanted where !verdictsWanted.insert(wanted.id).inserted {
-            brokenContracts.append("the verdict on \(wanted.id) was wanted twice")
+        for followUp in followUps {
+            switch followUp {
+            case .none:
+                break
+            case .kept(let outcome):
+                kept.append(outcome.request.prepared.urlRequest.url?.path ?? "")
+            case .retry(_, let refresh):
+                if let refresh { refreshes.append(refresh) }
+            case .verdictWanted(let wanted):
+                if !verdictsWanted.insert(wanted.id).inserted { brokenContracts.append("the verdict on \(wanted.id) was wanted twice") }
+                pendingVerdicts.append(wanted)
+            }
         }
-        pendingVerdicts.append(contentsOf: unlocked.verdictsWanted)
         if judgesAtOnce {
             while let wanted = pendingVerdicts.first { judge(wanted) }
         }
