@@ -189,7 +189,8 @@ private struct SVGDrawing {
         String(format: "%.1f", value)
     }
 
-    /// Text as XML allows it: a URL's path or an error may hold `<`, `&` or quotes.
+    /// Text as XML allows it: a URL's path or an error may hold `<`, `&` or quotes, and a
+    /// path, decoded from its percent escapes, any character at all.
     func escape(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.count)
@@ -200,11 +201,21 @@ private struct SVGDrawing {
             case ">": escaped += "&gt;"
             case "\"": escaped += "&quot;"
             case "'": escaped += "&apos;"
-            // XML 1.0 allows no other control character, even escaped.
-            case _ where character.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" && $0 != "\t" }: escaped += "?"
+            case _ where character.unicodeScalars.contains(where: Self.isForbiddenInXML): escaped += "?"
             default: escaped.append(character)
             }
         }
         return escaped
+    }
+
+    /// Whether XML 1.0 forbids `scalar` in a document, even escaped: a control character other
+    /// than tab, line feed and carriage return, or U+FFFE or U+FFFF (its `Char` production). A
+    /// carriage return is replaced too, so that a title stays on its lines.
+    static func isForbiddenInXML(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A: false
+        case ..<0x20, 0xFFFE, 0xFFFF: true
+        default: false
+        }
     }
 }

@@ -174,6 +174,29 @@ import FoundationXML
         #expect(svg.titles.contains { $0.contains("&") && $0.contains("search") })
     }
 
+    /// A path is drawn decoded from its percent escapes, so it may hold any character: those
+    /// XML forbids even escaped (controls, U+FFFE, U+FFFF) would leave no document at all.
+    @Test func theSVGStaysXMLWhateverAPathHolds() async throws {
+        let clock = VirtualClock()
+        let (harness, recorder) = Self.harness(clock, budget: 8, reply: { _ in .json(userJSON) })
+        let outcomes = Outcomes<User>()
+        // Noncharacters, built from their scalars: Swift's literals refuse some of them.
+        let character = { (value: UInt32) in String(Unicode.Scalar(value)!) }
+        let allowed = "allowed" + character(0xFDD0) + character(0x1FFFE)
+        let paths = ["nonchar" + character(0xFFFE) + "x", "nonchar" + character(0xFFFF) + "y", "control\u{01}\u{1B}z",
+                     "quotes\"'<&>", allowed, "long" + String(repeating: "/segment", count: 1_280)]
+        for path in paths { harness.api.send(Resource<User>(path: path), completion: outcomes.completion(path)) }
+        await outcomes.wait(for: paths.count)
+        await harness.events.ended.wait(for: paths.count)
+
+        let svg = SVGReader(recorder.timeline().svg())
+        try #require(svg.parsed)
+        let drawn = (svg.titles + svg.texts).joined(separator: "\n")
+        for expected in ["nonchar?x", "nonchar?y", "control??z", "quotes\"'<&>", allowed, "/segment/segment"] {
+            #expect(drawn.contains(expected), "\(expected.prefix(20)) is drawn")
+        }
+    }
+
     @Test func aRecorderKeepsAtMostItsLimitAndCountsTheRest() {
         let recorder = ScheduleRecorder(limit: 2)
         for _ in 0..<5 { recorder.record(.hostHealthChanged(host: "https://api.test:443", .probing)) }
