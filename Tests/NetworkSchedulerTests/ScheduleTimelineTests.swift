@@ -204,6 +204,31 @@ import FoundationXML
         recorder.reset()
         #expect(recorder.droppedEvents == 0)
     }
+
+    /// With 8 KB paths an event is 8 KB, and a server's error may carry a megabyte: a bound in
+    /// events alone would hold a gigabyte.
+    @Test func aRecorderKeepsAtMostItsBytesWhateverItsEventsHold() {
+        let url = URL(string: "https://api.test/" + String(repeating: "p", count: 8 * 1024))!
+        func caller(_ number: Int, _ url: URL?) -> RequestEvent.Caller {
+            RequestEvent.Caller(id: RequestHandle.ID(value: UInt64(number)), priority: .normal, method: "GET", url: url,
+                                callNumber: number, dependencies: [])
+        }
+        let eventBytes = ScheduleRecorder.footprint(of: .enqueued(caller(1, url)))
+        #expect(eventBytes > 8 * 1024, "an event counts its URL")
+
+        let recorder = ScheduleRecorder(byteLimit: 10 * eventBytes)
+        for number in 1...25 { recorder.record(.enqueued(caller(number, url))) }
+        #expect(recorder.timeline().callCount == 10)
+        #expect(recorder.droppedEvents == 15)
+
+        let call = RequestEvent.Call(number: 30, callers: [RequestHandle.ID(value: 30)], method: "GET", url: URL(string: "https://api.test/a"))
+        let failure = ServiceError.server(ServiceError.ServerResponse(statusCode: 500, body: Data(count: 1 << 20)))
+        let small = ScheduleRecorder(byteLimit: 64 * 1024)
+        small.record(.retried(call, attempt: 2, after: 1, cause: .dependencyFailed(cause: failure, dependency: RequestHandle.ID(value: 3))))
+        small.record(.enqueued(caller(31, URL(string: "https://api.test/b"))))
+        #expect(small.droppedEvents == 1, "the megabyte body a nested server error holds counts")
+        #expect(small.timeline().callCount == 1, "and the next event, small, fits")
+    }
 }
 
 /// Reads an SVG document with Foundation's XML parser: whether it parsed, its root, and the
