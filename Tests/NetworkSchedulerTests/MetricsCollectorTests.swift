@@ -52,6 +52,15 @@ import NetworkSchedulerTesting
             """)
     }
 
+    @Test func aCollectorPrintsItsSnapshotsTable() {
+        let metrics = MetricsCollector()
+        metrics.record(.cancelled(RequestEvent.Caller(id: RequestHandle.ID(value: 1), priority: .normal, method: "GET",
+                                                      url: URL(string: "https://api.test/a"), callNumber: nil, dependencies: [])))
+
+        #expect("\(metrics)" == metrics.snapshot.description)
+        #expect("\(metrics)".hasPrefix("requests: 1 (0 succeeded, 0 from the cache, 0 failed, 1 cancelled)"))
+    }
+
     @Test func recordsQueueWaitByPriority() async {
         let harness = Harness(budget: 1) { _ in .hold }
         harness.api.send(Resource<User>(path: "blocker"), priority: .critical) { _ in }

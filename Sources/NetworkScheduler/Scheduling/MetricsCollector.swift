@@ -9,8 +9,9 @@ import Foundation
 /// …
 /// let snapshot = metrics.snapshot
 /// print(snapshot.networkCalls, snapshot.deduplicated, snapshot.queueWait[.high]?.p99 ?? 0)
+/// print(metrics)  // the whole table, as of now
 /// ```
-public final class MetricsCollector: RequestEvent.Monitor {
+public final class MetricsCollector: RequestEvent.Monitor, CustomStringConvertible {
     /// Queue-wait figures for one priority, in seconds.
     public struct QueueWait: Sendable, Equatable {
         /// How many callers were measured.
@@ -63,6 +64,9 @@ public final class MetricsCollector: RequestEvent.Monitor {
 
     /// A collector with every count at zero.
     public init() {}
+
+    /// What it counted so far, a figure a line: the ``snapshot``'s table.
+    public var description: String { snapshot.description }
 
     /// The counts so far.
     public var snapshot: Snapshot {
