@@ -87,6 +87,28 @@ import Testing
         #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/after"])
     }
 
+    /// A monitor hears every caller end, this one too, though it never had a handle.
+    @Test func aTaskCancelledBeforeSendingIsHeardToEndCancelled() async {
+        let harness = Harness()
+        let request = harness.api.resolve(Resource<User>(path: "users/1"))
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await harness.scheduler.value(for: request)
+        }
+        await #expect(throws: ServiceError.cancelled) { try await task.value }
+
+        let ended = await harness.events.ended.wait(for: 1)
+        guard case .cancelled(let caller)? = ended.first else {
+            Issue.record("expected a cancelled caller, heard \(ended)")
+            return
+        }
+        #expect(caller.method == "GET")
+        #expect(caller.url?.path == "/v1/users/1")
+        #expect(caller.callNumber == nil)
+        #expect(harness.events.enqueued.count + harness.events.joined.count == 0, "it never began")
+        #expect(harness.transport.arrivals.count == 0)
+    }
+
     @Test func fiveThousandTasksCancelledBeforeSendingNeverTouchTheNetwork() async {
         // Before, an already cancelled task's request was enqueued and then cancelled, and its
         // operation could start on a queue's thread in between (1 to 8 times in 400 against a real server).

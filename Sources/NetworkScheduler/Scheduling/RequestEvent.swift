@@ -129,6 +129,23 @@ extension RequestEvent {
     /// never under the scheduler's lock: keep it quick and thread-safe. Events of different calls
     /// may come from different threads at once; one call's come in the order they happened (a
     /// retry before the attempt it starts, a caller's end after its call's start).
+    ///
+    /// ## What a monitor hears of each caller
+    ///
+    /// A caller is one `send`, `value(for:)`, `reply(for:)`, `operation(for:)`, download or
+    /// stream connection, named by its ``RequestHandle/ID`` in every event about it:
+    ///
+    /// - **Its end, exactly once**, whatever ends it: ``succeeded(_:_:)``,
+    ///   ``servedFromCache(_:_:)``, ``failed(_:_:_:)`` or ``cancelled(_:)``. So is a caller the
+    ///   cache answered, one whose dependency failed, one cancelled or past its deadline before
+    ///   it was sent, one whose request could not be built, and an awaiting task cancelled before
+    ///   it asked (which gets an ID of its own, and sends nothing).
+    /// - **Its begin, at most once and before its end**: ``enqueued(_:)`` as it makes a new call,
+    ///   or ``joined(_:)`` as it joins one in flight. A caller that ends before it reaches a
+    ///   call (any of the above but a caller cancelled once sent) is told only its end.
+    ///
+    /// So a count of requests counts ends, and a gauge of callers in flight goes up on a begin
+    /// and down on the end of a caller it saw begin.
     public protocol Monitor: Sendable {
         /// Called once for each event.
         ///

@@ -17,6 +17,10 @@ extension RequestScheduler {
                     // A task cancelled before it asked sends nothing: cancelling a handle once it
                     // is enqueued would race with its operation starting on a queue's thread.
                     guard !link.isCancelled else {
+                        // A caller to the monitors all the same, ended before it began (see
+                        // `RequestEvent.Monitor`): no handle, no request made.
+                        self.record(.cancelled(RequestEvent.Caller(id: self.nextID(), priority: priority,
+                                                                   target: request.submission.target)))
                         continuation.resume(returning: (.failure(.cancelled), nil))
                         return
                     }

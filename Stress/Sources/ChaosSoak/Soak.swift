@@ -65,6 +65,9 @@ public enum Soak {
         let allEnded = await world.ledger.wait(timeout: configuration.quietTimeout)
         let outboxDisagreement = await world.identity.outboxDisagreement(with: world.transport.server, timeout: 30)
         let census = await world.idleCensus(timeout: 30)
+        // A caller that never ended stays open: the summary counts it.
+        _ = await world.stories.settled(timeout: 10)
+        let stories = world.stories.summary
         memory.append(ResidentMemory.megabytes())
         let schedule = world.recorder.timeline()
         return SoakReport(
@@ -85,6 +88,7 @@ public enum Soak {
             outboxState: world.transport.server.snapshot,
             residentMegabytes: memory,
             schedule: (schedule.callCount, schedule.sharedCallerCount, world.recorder.droppedEvents),
+            heard: (stories.heard, stories.ended, stories.unbalanced),
             chaosSeconds: chaosSeconds,
             totalSeconds: Date().timeIntervalSince(started)
         )
@@ -126,11 +130,21 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     /// The first scheduler's timeline: its calls, the callers that joined one, and the events
     /// its recorder had no room for.
     public let schedule: (calls: Int, joined: Int, dropped: Int)
+    /// What the event monitors heard: callers, those heard to end once, and those whose story
+    /// broke the monitors' contract (never ended, ended twice, begun twice or after their end).
+    /// Each caller the soak made is at least one caller to the monitors (an outbox's writes and
+    /// a stream's reconnections are more).
+    public let heard: (callers: Int, endedOnce: Int, unbalanced: Int)
     public let chaosSeconds: TimeInterval
     public let totalSeconds: TimeInterval
 
     /// Callers that never ended.
     public var lost: Int { callers - ended }
+
+    /// Whether the monitors heard each caller end once, and no story break their contract.
+    public var heardEveryCaller: Bool {
+        heard.unbalanced == 0 && heard.endedOnce >= callers
+    }
 
     /// Whether every scheduler was left idle.
     public var isIdle: Bool {
@@ -140,6 +154,7 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     /// Whether it held every promise it checks.
     public var isClean: Bool {
         lost == 0 && twice == 0 && allEndedOnceQuiet && isIdle && crossedUsers == 0 && outboxDisagreement == nil
+            && heardEveryCaller
     }
 
     public var description: String {
@@ -152,6 +167,7 @@ public struct SoakReport: Sendable, CustomStringConvertible {
           outcomes: \(kinds)
           census (callers/calls/keys/operations) per scheduler: \(idle)\(isIdle ? " (idle)" : " (NOT IDLE)")
           resident MB: \(residentMegabytes.map(String.init).joined(separator: " → "))
+          monitors: \(heard.callers) callers heard, \(heard.endedOnce) ended once, \(heard.unbalanced) unbalanced\(heardEveryCaller ? "" : " (BROKEN)")
           first scheduler's timeline: \(schedule.calls) calls, \(schedule.joined) callers joined one, \(schedule.dropped) events dropped
           users switched mid-run: \(crossedUsers) answers crossed users of \(whoamiAnswers) answered, \(switchedWhileSent) callers switched as they were sent
           outbox: \(outboxDisagreement ?? "each lane ends in its last write") (\(outboxWrites) enqueued; server: \(outboxState.presence), \(outboxState.taps) taps)

@@ -30,6 +30,8 @@ final class SoakWorld: Sendable {
     /// its call) runs under the chaos too, and a timeline is drawn from a chaotic run. Its
     /// first 20,000 events only (a few MB), so that the soak's memory still tells a leak.
     let recorder = ScheduleRecorder(limit: 20_000)
+    /// What every scheduler's monitors heard of each caller.
+    let stories = CallerStories()
     private let random: SeededRandom
     private let schedulers: [RequestScheduler]
     /// Each scheduler's plain client, then the one whose token an authenticator refreshes.
@@ -67,13 +69,14 @@ final class SoakWorld: Sendable {
             var configuration = RequestScheduler.Configuration(transport: transport)
             configuration.callbackQueue = DispatchQueue(label: "soak.callbacks.\(index)", attributes: .concurrent)
             configuration.keptOutcomeWindow = 0.2
+            configuration.eventMonitors = [stories]
             configurations.append(configuration)
         }
         // Default health (pauses on Retry-After only, the policy that once stranded a host), with
         // short pauses; and the cache.
         configurations[0].hostHealth = HostHealth.Policy(maximumPause: 0.2)
         configurations[0].cache = ResponseCache(memoryCapacity: 1 << 20)
-        configurations[0].eventMonitors = [recorder]
+        configurations[0].eventMonitors.append(recorder)
         // A breaker and an adaptive budget; a rate limit; a network that comes and goes.
         configurations[1].hostHealth = HostHealth.Policy(failuresBeforePause: 3, pauseAfterFailures: 0.05, maximumPause: 0.2,
                                                          adaptsBudget: true)

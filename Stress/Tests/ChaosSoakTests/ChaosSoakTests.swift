@@ -15,6 +15,7 @@ import Testing
         #expect(report.twice == 0, "\(report)")
         #expect(report.allEndedOnceQuiet, "\(report)")
         #expect(report.isIdle, "\(report)")
+        #expect(report.heardEveryCaller, "\(report)")
         #expect(report.crossedUsers == 0, "\(report)")
         #expect(report.outboxDisagreement == nil, "\(report)")
         #expect(report.outboxState.taps > 0 && !report.outboxState.presence.isEmpty, "the outbox's writes reached the server")
