@@ -123,6 +123,11 @@ public final class RequestHandle: @unchecked Sendable {
         /// only when a monitor listens), and the requests it waited for.
         var callNumber: Int?
         var dependencies: [RequestHandle.ID] = []
+        /// Whether its begin (`enqueued` or `joined`) is decided, under its scheduler's lock,
+        /// and not yet told, after it; and the end it got meanwhile on another thread, told
+        /// once its begin is (see `RequestEvent.Monitor`).
+        var beginUntold = false
+        var endAwaitingBegin: RequestEvent?
     }
 
     /// Those who watch a caller's progress, and the last step told, which a watcher that comes
@@ -247,9 +252,21 @@ public final class RequestHandle: @unchecked Sendable {
                                    dependencies: dependencies)
     }
 
-    /// Notes, for its events, the call it made or joined.
+    /// Notes, for its events, the call it made or joined, under its scheduler's lock: its
+    /// begin is to be told once the lock is released (``beginTold()``).
     func attached(toCall number: Int) {
-        state.withLock { $0.callNumber = number }
+        state.withLock { state in
+            state.callNumber = number
+            state.beginUntold = true
+        }
+    }
+
+    /// Its begin has been told: returns the end it got meanwhile, to be told now, after it.
+    func beginTold() -> RequestEvent? {
+        state.withLock { state in
+            state.beginUntold = false
+            return state.endAwaitingBegin.take()
+        }
     }
 
     /// Notes, for its events, the requests it waits for.
@@ -393,8 +410,16 @@ public final class RequestHandle: @unchecked Sendable {
             guard !observers.isEmpty else { break }
             for observer in observers { observer(outcome) }
         }
-        // Last, so that a monitor sees a caller end only once its dependents and group know.
-        scheduler.record(outcome, of: self, metrics: metrics)
+        // Last, so that a monitor sees a caller end only once its dependents and group know;
+        // and after its begin, which the thread that attached it may not have told yet.
+        guard scheduler.isMonitored else { return }
+        let end = scheduler.endEvent(outcome, of: self, metrics: metrics)
+        let waitsForBegin = state.withLock { state in
+            guard state.beginUntold else { return false }
+            state.endAwaitingBegin = end
+            return true
+        }
+        if !waitsForBegin { scheduler.record(end) }
     }
 }
 

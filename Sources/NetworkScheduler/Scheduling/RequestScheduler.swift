@@ -335,8 +335,11 @@ public final class RequestScheduler: Sendable {
             case .gone: break
             case .joined(_, let lastStep):
                 record(.joined(handle.eventCaller))
+                if let end = handle.beginTold() { record(end) }
                 if let lastStep { handle.progressed(lastStep) }
-            case .created: record(.enqueued(handle.eventCaller))
+            case .created:
+                record(.enqueued(handle.eventCaller))
+                if let end = handle.beginTold() { record(end) }
             }
         }) { machine in
             let attachment: Machine.Attachment
@@ -557,12 +560,16 @@ public final class RequestScheduler: Sendable {
 
     // MARK: - Events
 
-    func record(_ outcome: RequestHandle.Outcome, of handle: RequestHandle, metrics: ResponseMetrics) {
+    /// Whether any monitor listens.
+    var isMonitored: Bool { !configuration.eventMonitors.isEmpty }
+
+    /// The event that tells how `handle`'s caller ended.
+    func endEvent(_ outcome: RequestHandle.Outcome, of handle: RequestHandle, metrics: ResponseMetrics) -> RequestEvent {
         switch outcome {
-        case .succeeded where metrics.cacheUse.servedFromCache: record(.servedFromCache(handle.eventCaller, metrics))
-        case .succeeded: record(.succeeded(handle.eventCaller, metrics))
-        case .failed(let error): record(.failed(handle.eventCaller, error, metrics))
-        case .cancelled: record(.cancelled(handle.eventCaller))
+        case .succeeded where metrics.cacheUse.servedFromCache: .servedFromCache(handle.eventCaller, metrics)
+        case .succeeded: .succeeded(handle.eventCaller, metrics)
+        case .failed(let error): .failed(handle.eventCaller, error, metrics)
+        case .cancelled: .cancelled(handle.eventCaller)
         }
     }
 
