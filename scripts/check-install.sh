@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the README's Install section as a newcomer reads it: clones this repository (what is
-# committed, as a user gets it), writes a throwaway package whose manifest is the README's
-# Install block, with the repository's URL and a commit filled in, and whose program is the
-# README's quick example, then builds it and its tests (which use NetworkSchedulerTesting).
+# committed, as a user gets it), writes a throwaway package whose Package.swift is the README's
+# Install block as it stands, with the repository's URL and a commit filled in, and whose
+# program is the README's quick example, then builds it and its tests (which use
+# NetworkSchedulerTesting).
 # Then the same with the block's path dependency instead of the URL. Needs no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,19 +31,12 @@ if [ -z "$install" ] || [ -z "$example" ]; then
     exit 1
 fi
 
-# One throwaway package: $1 its folder, $2 the manifest's dependencies as the block gives them.
+# One throwaway package: $1 its folder, $2 its manifest, the block as written with the URL and
+# the commit filled in, or with the path line instead.
 make_package() {
     local folder="$work/$1"
     mkdir -p "$folder/Sources/Friends" "$folder/Tests/FriendsTests"
-    {
-        echo '// swift-tools-version:6.0'
-        echo 'import PackageDescription'
-        echo 'let package = Package('
-        echo '    name: "Friends",'
-        echo '    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],'
-        echo "$2" | sed '/^\/\/ Package.swift of your package$/d'
-        echo ')'
-    } >"$folder/Package.swift"
+    echo "$2" >"$folder/Package.swift"
     echo "$example" >"$folder/Sources/Friends/main.swift"
     cat >"$folder/Tests/FriendsTests/FriendsTests.swift" <<'SWIFT'
 import Foundation
