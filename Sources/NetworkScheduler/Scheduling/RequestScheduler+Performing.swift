@@ -86,7 +86,7 @@ extension RequestScheduler {
     func makeOperation(_ start: Machine.AttemptStart) -> DataTaskOperation {
         // Made only when a monitor listens: it would be an allocation per attempt for nothing.
         var onStart: (@Sendable () -> Void)?
-        if !configuration.eventMonitors.isEmpty {
+        if isMonitored {
             onStart = { [self, waitingSince = start.waitingSince, request = start.request.prepared, number = start.id.call.number,
                          callers = Self.ids(of: start.callers)] in
                 // Since the call entered its waiting line, not since this operation was made.

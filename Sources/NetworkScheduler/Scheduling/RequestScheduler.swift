@@ -245,7 +245,7 @@ public final class RequestScheduler: Sendable {
             return
         }
         let prerequisites = dependencies.map(\.awaitedWork)
-        if !configuration.eventMonitors.isEmpty {
+        if isMonitored {
             handle.waits(for: prerequisites.compactMap { $0.request?.id })
         }
         // Nil once the caller has ended: a request's operation cancelled before it started.
@@ -329,18 +329,16 @@ public final class RequestScheduler: Sendable {
         }
         let scheduled = ScheduledRequest(request, of: submission)
         let now = clock.uptimeNanoseconds
-        let isMonitored = !configuration.eventMonitors.isEmpty
         feed(announcing: { (attachment: Machine.Attachment) in
             switch attachment {
             case .gone: break
             case .joined(_, let lastStep):
                 record(.joined(handle.eventCaller))
-                if let end = handle.beginTold() { record(end) }
                 if let lastStep { handle.progressed(lastStep) }
-            case .created:
-                record(.enqueued(handle.eventCaller))
-                if let end = handle.beginTold() { record(end) }
+            case .created: record(.enqueued(handle.eventCaller))
             }
+            // An end that another thread decided meanwhile is told after the begin.
+            if isMonitored, attachment.call != nil, let end = handle.beginTold() { record(end) }
         }) { machine in
             let attachment: Machine.Attachment
             let actions: Machine.Actions
