@@ -74,14 +74,19 @@ import Testing
         #expect(try await staying.wait(for: 1)["staying"]?.get().id == 1)
     }
 
-    @Test func aTaskCancelledBeforeSendingNeverTouchesTheNetwork() async {
-        let harness = Harness()
+    /// A task that cancels itself, then awaits `users/1`: it throws `.cancelled`.
+    private static func awaitInATaskCancelledBeforeItAsks(_ harness: Harness) async {
         let request = harness.api.resolve(Resource<User>(path: "users/1"))
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await harness.scheduler.value(for: request)
         }
         await #expect(throws: ServiceError.cancelled) { try await task.value }
+    }
+
+    @Test func aTaskCancelledBeforeSendingNeverTouchesTheNetwork() async {
+        let harness = Harness()
+        await Self.awaitInATaskCancelledBeforeItAsks(harness)
         // One more request through the same queue shows the cancelled one was skipped.
         _ = try? await harness.scheduler.value(for: harness.api.resolve(Resource<User>(path: "after")))
         #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/after"])
@@ -90,12 +95,7 @@ import Testing
     /// A monitor hears every caller end, this one too, though it never had a handle.
     @Test func aTaskCancelledBeforeSendingIsHeardToEndCancelled() async {
         let harness = Harness()
-        let request = harness.api.resolve(Resource<User>(path: "users/1"))
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await harness.scheduler.value(for: request)
-        }
-        await #expect(throws: ServiceError.cancelled) { try await task.value }
+        await Self.awaitInATaskCancelledBeforeItAsks(harness)
 
         let ended = await harness.events.ended.wait(for: 1)
         guard case .cancelled(let caller)? = ended.first else {
