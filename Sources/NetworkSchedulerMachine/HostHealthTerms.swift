@@ -26,8 +26,8 @@ public struct HostHealthPolicy: Sendable, Equatable {
     /// timed out; or get an answer with one of ``failureStatuses``) before the host is
     /// paused; nil (the default) never pauses for failures. While it is paused, waiting
     /// calls wait: give them a deadline (``Resource/within(_:)``) if they should rather fail.
-    /// After the pause one probe goes alone: an answer that is not a failure closes the
-    /// circuit, a failure pauses the host again, for twice as long.
+    /// After the pause one probe goes alone: an answer that is not a failure (its head is
+    /// enough) closes the circuit, a failure pauses the host again, for twice as long.
     public var failuresBeforePause: Int?
     /// The statuses that count as failures of the host, beside failures to connect, when
     /// they come without a `Retry-After` (with one, the host asked for a pause, which

@@ -16,6 +16,9 @@ extension SchedulerMachine {
         @usableFromInline package let attemptNumber: Int
         /// Its call's callers (in no set order), when the machine names them; else none.
         @usableFromInline package var callers: [CallerHandle] = []
+        /// Whether it goes alone as its host's probe after a pause: the scheduler then reports
+        /// its answer's head as it arrives (``SchedulerMachine/probeAnswered(_:_:now:)``).
+        @usableFromInline package let isProbe: Bool
 
         @inlinable package init(
             id: AttemptID,
@@ -24,7 +27,8 @@ extension SchedulerMachine {
             priority: RequestPriority,
             rank: RequestPriority,
             attemptNumber: Int,
-            callers: [CallerHandle] = []
+            callers: [CallerHandle] = [],
+            isProbe: Bool = false
         ) {
             self.id = id
             self.request = request
@@ -33,6 +37,7 @@ extension SchedulerMachine {
             self.rank = rank
             self.attemptNumber = attemptNumber
             self.callers = callers
+            self.isProbe = isProbe
         }
     }
 

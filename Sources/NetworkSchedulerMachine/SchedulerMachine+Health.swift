@@ -107,6 +107,37 @@ extension SchedulerMachine {
         }
     }
 
+    /// The head of a probe's answer arrived, read as `kind` beside the transport. An answer that
+    /// would open the host at the probe's end opens it now, and the calls waiting on it start
+    /// while the probe's body is still coming (a slow body, a large download): the head says the
+    /// host is healthy. The probe's end then counts as any attempt's. Any other head (a failure,
+    /// a request to wait), or the head of an attempt that is not its host's probe, changes
+    /// nothing: the attempt's end decides. Returns the change of the host's health, if any.
+    @inlinable package mutating func probeAnswered(_ attempt: AttemptID, _ kind: AttemptVerdict.Kind,
+                                                   now: UInt64) -> (HealthChange?, Actions) {
+        let slot = attempt.call.slot
+        guard calls.contains(slot), calls[slot].running?.serial == attempt.serial else { return (nil, Actions()) }
+        let host = calls[slot].host
+        guard hosts[host].availability == .probing(attempt.call), opensHost(kind) else { return (nil, Actions()) }
+        hosts[host].consecutiveFailures = 0
+        hosts[host].failurePauses = 0
+        let change = setAvailability(.available, of: host)
+        var actions = Actions()
+        hostsToFill.insert(host)
+        fillHosts(now: now, into: &actions)
+        return (change, actions)
+    }
+
+    /// Whether the probe's answer of this kind opens its host, as ``judge(_:of:onHost:now:into:)``
+    /// decides at its end: the server answered, and did not ask for a pause.
+    @inlinable func opensHost(_ kind: AttemptVerdict.Kind) -> Bool {
+        switch kind {
+        case .succeeded, .unauthorized, .rejected: true
+        case .throttled(let retryAfter): retryAfter == nil || !healthPolicy.pausesOnRetryAfter
+        case .serverFailed, .unreachable, .timedOut, .noAnswer: false
+        }
+    }
+
     /// An attempt failed for its host's sake: one failure more in a row, which pauses the host
     /// once there are as many as the policy allows, or at once for the probe. Under a policy
     /// that never pauses for failures, a failed probe hands its turn to the next attempt (its

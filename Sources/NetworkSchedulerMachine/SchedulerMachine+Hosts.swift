@@ -152,7 +152,8 @@ extension SchedulerMachine {
         calls[callID.slot].attempt = .running(Running(serial: serial, holdsLowPrioritySlot: isLowPriority, started: now))
         setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.attemptTimeout), into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
-                            waitingSince: since, priority: priority, rank: rank, attemptNumber: calls[callID.slot].attemptNumber, callers: namedCallers(of: callID))
+                            waitingSince: since, priority: priority, rank: rank, attemptNumber: calls[callID.slot].attemptNumber,
+                            callers: namedCallers(of: callID), isProbe: hosts[host].availability == .probing(callID))
     }
 
     /// A call that freed a slot on its host succeeded: if that releases a dependent of one of

@@ -34,7 +34,9 @@ public enum StubResponse: Sendable {
     /// streaming server: each waits while the request's sink has no room (a stream's reader is
     /// behind), as a transport that stops reading. Then the body ends, or `then` is done:
     /// `.hold` keeps the stream open until the test releases it, `.lostConnection` cuts it.
-    /// A request without a sink gets the chunks as one body.
+    /// A request without a sink, or whose sink declines the body, gets the chunks in memory, as
+    /// one body; with a `then`, it gets what `then` does instead, after its head: `.hold` keeps
+    /// a plain GET's body coming until the test releases it.
     indirect case streams(status: Int = 200, headers: HeaderFields = [:], chunks: [Data], then: StubResponse? = nil)
 
     /// A JSON body given as its text (`Content-Type: application/json`): `.json(#"{"id": 7}"#)`.

@@ -258,7 +258,9 @@ public final class StubTransport: HTTPTransport {
                 task.stream(head, chunks) { [self] result in
                     switch (result, then) {
                     case (.failure(let error), _): task.finish(.failure(error))
-                    case (.success(let unsunk?), _): task.finish(.success(unsunk))
+                    // In memory, whose head the sink saw: `then` holds or cuts it.
+                    case (.success(_?), let then?): answer(task, with: then, onThisThread: true)
+                    case (.success(let unsunk?), nil): task.finish(.success(unsunk))
                     case (.success(nil), let then?): answer(task, with: then, onThisThread: true)
                     case (.success(nil), nil): task.finish(.success(head))
                     }

@@ -87,6 +87,69 @@ import Testing
         let pausedForServerErrors = changes.filter { if case .paused(_, reason: .serverErrors) = $0 { true } else { false } }
         #expect(pausedForServerErrors.count == 1 && changes.contains(.probing) && changes.contains(.available))
     }
+    /// Issue 49's case: after a 503 with `Retry-After`, the probe answers 200 at once and its
+    /// body keeps coming. The host opens on the probe's head, not on its body's end: a quick GET
+    /// waiting behind it is answered while that body is still held.
+    @Test func aProbesHeadOpensItsHostWhileItsBodyIsStillComing() async throws {
+        let clock = VirtualClock()
+        let harness = Harness(reply: { request in
+            switch request.url?.path {
+            case "/v1/limited": .unavailable(retryAfter: 1)
+            case "/v1/slow": .streams(chunks: [Data(#"{"id": "#.utf8)], then: .hold)
+            default: .json(userJSON)
+            }
+        }) { $0.clock = clock }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "limited").retrying(.never), completion: outcomes.completion("limited"))
+        #expect(await outcomes.wait(for: 1)["limited"]?.failure?.statusCode == 503)
+
+        // Given: a GET with a slow body goes as the probe when the pause ends; a quick one waits.
+        harness.api.send(Resource<User>(path: "slow"), completion: outcomes.completion("slow"))
+        harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("quick"))
+        await harness.events.enqueued.wait(for: 3)
+        clock.advance(by: 1)
+
+        // Then: the quick one goes as soon as the probe's head is in, and is answered first.
+        let quick = await outcomes.wait(for: 2)
+        #expect(try quick["quick"]?.get().id == 1)
+        #expect(quick["slow"] == nil && harness.transport.heldCount == 1)
+        #expect(harness.scheduler.health(of: Self.base) == .available)
+        #expect(harness.transport.arrivals.elements.map(\.path) == ["/v1/limited", "/v1/slow", "/v1/users/1"])
+
+        harness.transport.release(path: "/v1/slow", with: .json(userJSON))
+        #expect(try await outcomes.wait(for: 3)["slow"]?.get().id == 1)
+        #expect(harness.scheduler.health(of: Self.base) == .available)
+    }
+
+    /// A download as the probe: a large body once kept its host shut for as long as it took.
+    @Test func aDownloadAsTheProbeOpensItsHostOnItsHead() async throws {
+        let clock = VirtualClock()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("probe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let harness = Harness(reply: { request in
+            switch request.url?.path {
+            case "/v1/limited": .unavailable(retryAfter: 1)
+            case "/v1/export": .streams(chunks: [Data(repeating: 7, count: 1_000)], then: .hold)
+            default: .json(userJSON)
+            }
+        }) { $0.clock = clock }
+        let outcomes = Outcomes<User>()
+        harness.api.send(Resource<User>(path: "limited").retrying(.never), completion: outcomes.completion("limited"))
+        #expect(await outcomes.wait(for: 1)["limited"]?.failure?.statusCode == 503)
+
+        let download = Task { try await harness.api.value(for: .download("export", to: folder.appendingPathComponent("export"))) }
+        await harness.events.enqueued.wait(for: 2)
+        harness.api.send(Resource<User>(path: "users/1"), completion: outcomes.completion("quick"))
+        await harness.events.enqueued.wait(for: 3)
+        clock.advance(by: 1)
+
+        #expect(try await outcomes.wait(for: 2)["quick"]?.get().id == 1)
+        #expect(harness.transport.heldCount == 1)
+        download.cancel()
+        await #expect(throws: ServiceError.cancelled) { try await download.value }
+    }
+
     /// Issue 40's script, with every default: a 503 with `Retry-After` pauses the host; after
     /// the pause the probe loses its connection, which the default retry policy retries. The
     /// host once stayed probing for good (its probe's retry was refused as a second probe, and

@@ -102,6 +102,43 @@ import Testing
         }
     }
 
+    /// Issue 49's case over real sockets: after a 429 with `Retry-After`, the probe is answered
+    /// 200 at once with a body that trickles (a byte every 20 ms: about 12 s). The host opens on
+    /// the probe's head, and a quick GET waiting behind it is answered while that body trickles;
+    /// it once waited for the whole body.
+    @Test(arguments: TransportKind.allCases)
+    func aProbesHeadOpensItsHostWhileItsBodyTrickles(over transport: TransportKind) async throws {
+        let story = HostStory()
+        try await Fixture.with(over: transport, eventMonitors: [story]) { fixture in
+            _ = try await fixture.logIn()
+            fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 1, failFirst: 1)
+            fixture.server.faults[.me] = Fault(trickleMilliseconds: 20)
+            let limited = Ledger<FeedPage>(callers: 1)
+            fixture.api.client.send(.feed(page: 1)) { limited.record(0, $0) }
+            #expect(await limited.ended.wait(for: 1) == 1)
+            guard await Self.heardPaused(story, for: .askedToWait, health: { fixture.api.scheduler.health(of: fixture.server.baseURL) }) else {
+                return
+            }
+
+            // Given: the trickling GET goes as the probe when the pause ends; a quick one waits.
+            let probe = Ledger<User>(callers: 1)
+            let probeHandle = fixture.api.client.send(.me) { probe.record(0, $0) }
+            let quick = Ledger<User>(callers: 1)
+            fixture.api.client.send(.user(1)) { quick.record(0, $0) }
+
+            // Then: the quick one is answered while the probe's body is still coming.
+            #expect(await quick.ended.wait(for: 1) == 1)
+            #expect(probe.ended.value == 0)
+            #expect((try? quick.result(of: 0)?.get())?.id == 1)
+            let starts = story.lines.withLockedValue { $0 }.filter { $0.hasPrefix("started") && !$0.hasSuffix("/login") }
+            #expect(starts == ["started /feed", "started /me", "started /users/1"])
+            #expect(fixture.api.scheduler.health(of: fixture.server.baseURL) == .available)
+            probeHandle.cancel()
+            #expect(await probe.ended.wait(for: 1) == 1)
+            #expect(probe.result(of: 0)?.failure == .cancelled)
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aRateLimitedHostStartsNoMoreThanItsBucketAllows(over transport: TransportKind) async throws {
         let story = HostStory()

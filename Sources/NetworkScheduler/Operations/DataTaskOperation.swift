@@ -46,6 +46,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     private let onStart: (@Sendable () -> Void)?
     /// Told how much of the body has gone out, a step at a time (see ``ProgressSteps``).
     private let onProgress: (@Sendable (TransferProgress) -> Void)?
+    /// Told of its answer's head as it arrives, by a transport that hands heads to a sink.
+    private let onHead: (@Sendable (ResponseHead) -> Void)?
     private let onCompletion: Completion
     /// The progress last passed on.
     private var progressSteps = ProgressSteps()
@@ -71,6 +73,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///   - onStart: called on the starting thread just before the task is started.
     ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
     ///     `onCompletion`.
+    ///   - onHead: told of the answer's head as it arrives, before its body, by a transport
+    ///     that hands heads to a ``ResponseBodySink``; nil when nobody asked.
     ///   - onCompletion: called with the outcome, before the operation finishes (again if its
     ///     transport calls back again).
     init(
@@ -80,6 +84,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         clock: any SchedulerClock = .system,
         onStart: (@Sendable () -> Void)?,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
+        onHead: (@Sendable (ResponseHead) -> Void)? = nil,
         onCompletion: @escaping Completion
     ) {
         scheduled = request
@@ -89,6 +94,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         priority = policy.priority
         self.onStart = onStart
         self.onProgress = onProgress
+        self.onHead = onHead
         self.onCompletion = onCompletion
         super.init()
     }
@@ -119,7 +125,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             withStateLock { stagedBody = staged }
             if let downloadDestination {
                 // Weakly: the operation keeps its download until it completes.
-                let download = try FileDownload(destination: downloadDestination, limit: downloadLimit) { [weak self] in
+                let download = try FileDownload(destination: downloadDestination, limit: downloadLimit, onHead: onHead) { [weak self] in
                     self?.progressed($0)
                 }
                 for (name, value) in download.resumeHeaders() { request.setValue(value, forHTTPHeaderField: name) }
@@ -127,7 +133,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             }
             if let stream {
                 // Weakly, as a download: the operation keeps its sink until it completes.
-                let sink = stream.makeSink { [weak self] bytes in self?.streamed(bytes) }
+                let sink = stream.makeSink(onHead: onHead) { [weak self] bytes in self?.streamed(bytes) }
                 for (name, value) in sink.headers { request.setValue(value, forHTTPHeaderField: name) }
                 withStateLock { streamSink = sink }
             }
@@ -165,7 +171,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// Starts the transport's task for `request`, with the body staged for it, if any.
     private func send(_ request: PreparedRequest) {
         let (file, sink) = withStateLock { () -> (TransportRequest.BodyFile?, (any ResponseBodySink)?) in
-            (stagedBody?.file, download ?? streamSink)
+            (stagedBody?.file, download ?? streamSink ?? onHead.map(HeadWatch.init))
         }
         var transportRequest = TransportRequest(request, bodyFile: file)
         transportRequest.responseSink = sink

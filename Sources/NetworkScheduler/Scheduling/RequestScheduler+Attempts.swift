@@ -39,6 +39,16 @@ extension RequestScheduler {
         record(.progressed(Self.eventCall(request.prepared, number: attempt.call.number, callers: Self.ids(of: handles)), progress))
     }
 
+    /// The head of a host's probe's answer arrived: read here, as an attempt's end is, it may
+    /// open the host while the body is still coming.
+    func probeAnswered(_ attempt: AttemptID, of request: ScheduledRequest, _ head: ResponseHead) {
+        let (kind, _) = AttemptVerdict.read(.success(TransportResponse(data: Data(), head: head)), request: request.prepared,
+                                            submission: request.submission,
+                                            failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
+        let now = clock.uptimeNanoseconds
+        feed(announcing: { change in if let change { announce(change) } }) { $0.probeAnswered(attempt, kind, now: now) }
+    }
+
     /// The machine asks for the verdict on a failed attempt (one it ended at its deadline
     /// included): the call's retry policy reads it here, outside the lock (its decider may be
     /// the app's), once for that attempt. A timeout is read as the change of the body's file,

@@ -100,6 +100,11 @@ extension RequestScheduler {
         if start.request.prepared.hasBody || submission.downloadDestination != nil || submission.opensStream {
             onProgress = { [self, id = start.id, request = start.request] progress in attemptProgressed(id, of: request, progress) }
         }
+        // Only for its host's probe, whose head opens the host before its body ends.
+        var onHead: (@Sendable (ResponseHead) -> Void)?
+        if start.isProbe {
+            onHead = { [self, id = start.id, request = start.request] head in probeAnswered(id, of: request, head) }
+        }
         // For the age of an answer the cache keeps (RFC 9111 §4.2.3).
         let requested = start.request.prepared.cache != nil ? clock.now : nil
         var policy = submission.transportPolicy(maximumResponseSize: configuration.maximumResponseSize)
@@ -112,6 +117,7 @@ extension RequestScheduler {
             clock: clock,
             onStart: onStart,
             onProgress: onProgress,
+            onHead: onHead,
             onCompletion: { [self, id = start.id, request = start.request] outcome in
                 attemptEnded(id, of: request, with: outcome, requested: requested)
             }

@@ -23,6 +23,8 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     let destination: URL
     private let limit: Int
     private let progress: @Sendable (TransferProgress) -> Void
+    /// Told of each head the download is offered, whatever its status.
+    private let onHead: (@Sendable (ResponseHead) -> Void)?
     private let state = Locked(State())
 
     private struct State {
@@ -49,8 +51,10 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     /// The version of the body in `partial`: its validator, in a file beside it.
     private var version: URL { destination.appendingPathExtension("partial-version") }
 
-    /// A download to `destination`, whose folder must exist; `limit` bytes at most.
-    init(destination: URL, limit: Int, progress: @escaping @Sendable (TransferProgress) -> Void) throws(ServiceError) {
+    /// A download to `destination`, whose folder must exist; `limit` bytes at most. `onHead`
+    /// is told of each head it is offered, before it decides whether to take its body.
+    init(destination: URL, limit: Int, onHead: (@Sendable (ResponseHead) -> Void)? = nil,
+         progress: @escaping @Sendable (TransferProgress) -> Void) throws(ServiceError) {
         guard destination.isFileURL else { throw .invalidRequest(reason: "the destination \(destination.absoluteString) is not a file URL") }
         var isDirectory: ObjCBool = false
         let folder = destination.deletingLastPathComponent()
@@ -64,6 +68,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         guard claimed else { throw .invalidRequest(reason: "another download is writing to \(destination.lastPathComponent)") }
         self.destination = destination
         self.limit = limit
+        self.onHead = onHead
         self.progress = progress
     }
 
@@ -84,6 +89,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     }
 
     func accept(_ head: ResponseHead) throws -> Bool {
+        onHead?(head)
         // An error's body stays with the transport, for its message; the partial file waits.
         guard (200..<300).contains(head.statusCode) else { return false }
         let asked = state.withLock { $0.offset }

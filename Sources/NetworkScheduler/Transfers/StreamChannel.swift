@@ -138,13 +138,13 @@ final class StreamChannel<Element: Sendable>: StreamIntake, @unchecked Sendable 
 
     // MARK: - The scheduler's side
 
-    func makeSink(progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking {
+    func makeSink(onHead: (@Sendable (ResponseHead) -> Void)? = nil, progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking {
         let (connection, headers) = state.withLock { state in
             state.connection += 1
             state.onRead = progress
             return (state.connection, state.decoder.startConnection())
         }
-        return StreamSink(channel: self, connection: connection, headers: headers, progress: progress)
+        return StreamSink(channel: self, connection: connection, headers: headers, onHead: onHead, progress: progress)
     }
 
     func retryDecision(for attempt: RetryPolicy.FailedAttempt) -> RetryPolicy.Decision {
@@ -287,8 +287,9 @@ struct StreamReconnection: Sendable {
 protocol StreamIntake: AnyObject, Sendable {
     /// Whether it reconnects after a lost connection, as long as it makes progress.
     var reconnects: Bool { get }
-    /// The sink for a new connection; `progress` is told the bytes of each chunk it takes.
-    func makeSink(progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking
+    /// The sink for a new connection; `onHead` is told of the head it is offered, `progress`
+    /// the bytes of each chunk it takes.
+    func makeSink(onHead: (@Sendable (ResponseHead) -> Void)?, progress: @escaping @Sendable (Int) -> Void) -> any StreamSinking
     /// Whether an attempt that failed may be tried again: never once a stream that does not
     /// reconnect delivered something.
     func retryDecision(for attempt: RetryPolicy.FailedAttempt) -> RetryPolicy.Decision
@@ -313,16 +314,20 @@ final class StreamSink<Element: Sendable>: StreamSinking, @unchecked Sendable {
     private let accepted = Locked(false)
     private let connection: Int
     let headers: HeaderFields
+    private let onHead: (@Sendable (ResponseHead) -> Void)?
     private let progress: @Sendable (Int) -> Void
 
-    init(channel: StreamChannel<Element>, connection: Int, headers: HeaderFields, progress: @escaping @Sendable (Int) -> Void) {
+    init(channel: StreamChannel<Element>, connection: Int, headers: HeaderFields, onHead: (@Sendable (ResponseHead) -> Void)?,
+         progress: @escaping @Sendable (Int) -> Void) {
         self.channel = channel
         self.connection = connection
         self.headers = headers
+        self.onHead = onHead
         self.progress = progress
     }
 
     func accept(_ head: ResponseHead) throws -> Bool {
+        onHead?(head)
         guard (200..<300).contains(head.statusCode) else { return false }
         guard channel.accepts(head) else {
             throw ServiceError.badServerResponse(URLError(.badServerResponse, userInfo: [

@@ -36,8 +36,9 @@ public struct TransportRequest: Sendable {
     public var bodyFile: BodyFile?
     /// Where the response's body goes as it arrives, if not into memory: a download's file, or
     /// a stream's reader.
-    /// A transport hands it the head first, then each chunk, in order, before its completion,
-    /// whose ``TransportResponse/data`` is then empty (or the body the sink declined).
+    /// A transport hands it the head first, as soon as it arrives (a host's probe opens its host
+    /// on it), then each chunk, in order, before its completion, whose
+    /// ``TransportResponse/data`` is then empty (or the body the sink declined).
     public var responseSink: (any ResponseBodySink)?
 
     /// A request whose body, if any, is in `urlRequest`, or in `bodyFile`.

@@ -237,6 +237,11 @@ struct FuzzRun {
         reported.append(task)
         let roll = Int.random(in: 0..<100, using: &random)
         lastEvent = "end \(task) (\(roll))"
+        // A host's probe reports its answer's head first, as the scheduler does.
+        if driver.starts[task]?.isProbe == true, roll < 85 {
+            let status = roll < 60 ? 200 : roll < 72 ? 503 : roll < 75 ? 429 : 401
+            driver.answerHead(task, status: status, headers: status == 429 ? ["Retry-After": "1"] : [:])
+        }
         switch roll {
         case 0..<60: driver.end(task, status: 200)
         case 60..<72: driver.end(task, status: 503)

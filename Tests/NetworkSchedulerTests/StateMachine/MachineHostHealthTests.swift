@@ -189,3 +189,62 @@ extension SchedulerMachine.Availability {
         }
     }
 }
+
+/// The head of a probe's answer: the host opens on it, before the probe's body ends.
+@Suite struct MachineProbeHeadTests {
+    /// A host paused by a `Retry-After` of 2 s, with `a` gone as its probe and `b` waiting.
+    static func probing() -> MachineDriver {
+        var driver = MachineDriver(budget: 3, healthPolicy: .default)
+        driver.send("limited", "/limited")
+        driver.end("task 1", status: 503, headers: ["Retry-After": "2"])
+        driver.send("a", "/a")
+        driver.send("b", "/b")
+        driver.advance(seconds: 2)
+        return driver
+    }
+
+    @Test func aProbesHealthyHeadOpensItsHostAndTheWaitingCallsStart() {
+        var driver = Self.probing()
+        #expect(driver.starts["task 2"]?.isProbe == true)
+        #expect(driver.started.count == 2)
+
+        driver.answerHead("task 2")
+        #expect(driver.availability() == .available)
+        #expect(driver.started.count == 3) // b, while a's body is still coming
+        #expect(driver.starts["task 3"]?.isProbe == false)
+        driver.end("task 2")
+        driver.end("task 3")
+        #expect(driver.availability() == .available)
+        #expect(driver.healthChanges.map(\.availability.name) == ["paused", "probing", "available"])
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func aProbesHeadThatFailsOrAsksToWaitLeavesItsEndToDecide() {
+        for (status, headers) in [(503, [:]), (500, [:]), (429, ["Retry-After": "3"] as HeaderFields)] {
+            var driver = Self.probing()
+            driver.answerHead("task 2", status: status, headers: headers)
+            #expect(driver.availability() == .probing(driver.attempts["task 2"]!.call))
+            #expect(driver.started.count == 2, "status \(status)")
+            #expect(driver.healthChanges.map(\.availability.name) == ["paused", "probing"])
+        }
+    }
+
+    @Test func theHeadOfAnAttemptThatIsNotTheProbeChangesNothing() {
+        var driver = MachineDriver(budget: 1, healthPolicy: HostHealth.Policy(failuresBeforePause: 1, pauseAfterFailures: 1))
+        driver.send("a", "/a")
+        driver.send("b", "/b")
+        driver.answerHead("task 1")
+        #expect(driver.availability() == .available)
+        #expect(driver.started.count == 1) // b waits for a's slot, whatever a's head says
+        #expect(driver.healthChanges.isEmpty)
+    }
+
+    @Test func aHeadThatCameAfterItsAttemptEndedChangesNothing() {
+        var driver = Self.probing()
+        driver.end("task 2", error: MachineHostHealthTests.lost)
+        let afterEnd = driver.availability()
+        driver.answerHead("task 2")
+        #expect(driver.availability() == afterEnd)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+}

@@ -201,6 +201,18 @@ struct MachineDriver {
         perform(actions, followUps: [end.followUp])
     }
 
+    /// The head of task `name`'s answer arrived, with `status` (and `headers`), as the scheduler
+    /// reports it for its host's probe; its body is still to come.
+    mutating func answerHead(_ task: String, status: Int = 200, headers: HeaderFields = [:]) {
+        let start = starts[task]!
+        let (kind, _) = AttemptVerdict.read(.success(Self.response(status: status, headers: headers)), request: start.request.prepared,
+                                            submission: start.request.submission,
+                                            failureStatuses: machine.healthPolicy.failureStatuses, date: date)
+        let (change, actions) = machine.probeAnswered(start.id, kind, now: now)
+        if let change { healthChanges.append((change.host, change.availability)) }
+        perform(actions)
+    }
+
     /// The body of task `name` went out further: returns the callers the machine says to tell.
     mutating func progressed(_ task: String, to progress: TransferProgress = TransferProgress(bytesSent: 1, bytesExpectedToSend: 1)) -> [String] {
         machine.attemptProgressed(starts[task]!.id, to: progress, now: now).sorted()
