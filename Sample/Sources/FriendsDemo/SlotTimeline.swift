@@ -21,6 +21,8 @@ final class SlotTimeline: HTTPTransport, RequestEvent.Monitor {
         var label: (@Sendable (URLRequest) -> Character?)?
         var tasks: [Task] = []
         var pauses: [(start: UInt64, end: UInt64?)] = []
+        /// When the host was told available again: its probe's answer had come.
+        var openings: [UInt64] = []
     }
 
     private let transport: any HTTPTransport
@@ -56,14 +58,19 @@ final class SlotTimeline: HTTPTransport, RequestEvent.Monitor {
         }
     }
 
-    /// Records a pause from the moment it is reported to the moment it was set to end: the
-    /// event that ends it may be told after the probe it lets through has started.
+    /// Records a pause from the moment it is reported to the moment it was set to end (the
+    /// event that ends it may be told after the probe it lets through has started), and when
+    /// the host is available again (told before the attempts that its probe's answer lets start).
     func record(_ event: RequestEvent) {
-        guard case .hostHealthChanged(_, .paused(let until, _)) = event else { return }
+        guard case .hostHealthChanged(_, let health) = event else { return }
         let now = DispatchTime.now().uptimeNanoseconds
-        let end = now + UInt64(max(0, until.timeIntervalSinceNow) * 1_000_000_000)
         recording.withLock { recording in
-            if recording.label != nil { recording.pauses.append((now, end)) }
+            guard recording.label != nil else { return }
+            switch health {
+            case .paused(let until, _): recording.pauses.append((now, now + UInt64(max(0, until.timeIntervalSinceNow) * 1_000_000_000)))
+            case .available: recording.openings.append(now)
+            case .probing: break
+            }
         }
     }
 
@@ -72,6 +79,9 @@ final class SlotTimeline: HTTPTransport, RequestEvent.Monitor {
 
     /// The host's pauses recorded so far.
     var pauses: [(start: UInt64, end: UInt64?)] { recording.withLock { $0.pauses } }
+
+    /// When the host was told available again, each time.
+    var openings: [UInt64] { recording.withLock { $0.openings } }
 
     /// One row per slot, each task in the first slot free when it started (its label in
     /// capitals and small letters in turn, so that tasks one after the other can be told

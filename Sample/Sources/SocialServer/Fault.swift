@@ -113,6 +113,19 @@ public final class FaultBoard: Sendable {
         for request in waiting { request.resume() }
     }
 
+    /// Lets the oldest request held at `route` through, and goes on holding the others and
+    /// those that arrive later: a gate that opens for one request at a time. Returns whether
+    /// one was held.
+    @discardableResult
+    public func releaseOldest(_ route: Route) -> Bool {
+        let oldest = held.withLockedValue { held -> CheckedContinuation<Void, Never>? in
+            guard held[route]?.isEmpty == false else { return nil }
+            return held[route]?.removeFirst()
+        }
+        oldest?.resume()
+        return oldest != nil
+    }
+
     /// Waits while `route` is held.
     func passGate(_ route: Route) async {
         await withCheckedContinuation { continuation in
