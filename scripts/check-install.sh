@@ -4,7 +4,10 @@
 # Install block as it stands, with the repository's URL and a commit filled in, and whose
 # program is the README's quick example, then builds it and its tests (which use
 # NetworkSchedulerTesting).
-# Then the same with the block's path dependency instead of the URL. Needs no network.
+# Then the same with the block's path dependency instead of the URL, and with the block's
+# integration lines too (the Integrations package, by path), whose product a file of the
+# program uses. Checks that a package that uses only the library fetched nothing else. Needs
+# no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -65,6 +68,13 @@ by_url=$(echo "$install" | sed \
     -e "s|<the repository's URL>|file://$work/NetworkScheduler|" \
     -e "s|<a commit of main>|$commit|")
 make_package by-url "$by_url"
+# The library depends on no package: an app that uses only it fetches nothing else.
+fetched=$(ls "$work/by-url/.build/checkouts")
+echo "check-install: by URL, SwiftPM fetched: $fetched"
+if [ "$fetched" != "NetworkScheduler" ]; then
+    echo "check-install: an app that uses only the library fetched more than it" >&2
+    exit 1
+fi
 
 # The commented path line instead of the URL line, with the clone beside the package.
 by_path=$(echo "$install" | sed \
@@ -72,4 +82,25 @@ by_path=$(echo "$install" | sed \
     -e 's|^\( *\)// or: \(\.package(path: .*)\)$|\1\2,|')
 make_package by-path "$by_path"
 
-echo "check-install: the README's Install section builds as written (commit $commit, by URL and by path)"
+# The integration lines of the block too, and a file that uses the integration's product.
+with_integration=$(echo "$by_path" | sed \
+    -e 's|^\( *\)// For an integration: \(\.package(path: .*)\),$|\1\2,|' \
+    -e 's|^\( *\)// \(\.product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),\)$|\1\2|')
+if ! echo "$with_integration" | grep -q '^ *\.package(path: "../NetworkScheduler/Integrations"),$' ||
+   ! echo "$with_integration" | grep -q '^ *\.product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),$'; then
+    echo "check-install: the Install block has no integration lines to uncomment" >&2
+    exit 1
+fi
+mkdir -p "$work/with-integration/Sources/Friends"
+cat >"$work/with-integration/Sources/Friends/OpenAPITransport.swift" <<'SWIFT'
+import NetworkScheduler
+import NetworkSchedulerOpenAPI
+
+/// A generated OpenAPI client's transport over the program's client: the integration links.
+func openAPITransport(over api: APIClient) -> SchedulerClientTransport {
+    SchedulerClientTransport(client: api)
+}
+SWIFT
+make_package with-integration "$with_integration"
+
+echo "check-install: the README's Install section builds as written (commit $commit: by URL, by path, with an integration)"
