@@ -3,11 +3,13 @@ import NetworkScheduler
 
 extension ScheduleTimeline {
     /// The timeline as a self-contained SVG picture (no script, font or file of its own), for
-    /// a README, an issue or a CI artifact: a band per host line, a row per call, its wait in
-    /// grey and its attempts on the wire in the colour of its priority, backoffs in amber,
-    /// callers that joined a call outlined, with an arrow from the call's answer; dependencies
-    /// as dashed purple arrows, host pauses as red bands, marks as diamonds. Each bar and mark
-    /// names itself on hover.
+    /// a README, an issue or a CI artifact: a band per host line, a row per endpoint named
+    /// beside it (with how many callers shared its busiest call), each call's wait in grey and
+    /// its attempts on the wire in the colour of its priority, backoffs in amber; dependencies
+    /// as dashed purple arrows, host pauses as red bands, marks as diamonds. Long stretches are
+    /// drawn shorter than busy ones (the axis gives the real times), so that a busy second
+    /// stays legible beside minutes of waiting. Each bar and mark names itself on hover. The
+    /// callers that joined a call are counted here, and drawn in the trace (``traceEvents()``).
     ///
     /// - Parameter width: the picture's width in pixels.
     /// - Returns: the SVG document.
@@ -21,28 +23,28 @@ extension ScheduleTimeline {
 private struct SVGDrawing {
     let timeline: ScheduleTimeline
     let width: Int
-    let left = 150.0
+    let left = 220.0
     let rowHeight = 16.0
     let rowGap = 4.0
     let headerHeight = 22.0
+    let scale: TimeScale
     var body: [String] = []
-    /// Each track's first row's top.
-    var rowTops: [Double] = []
+    /// Where each drawn row's top is, by track and the row's index in its track.
+    var rowTops: [Int: [Int: Double]] = [:]
 
     init(timeline: ScheduleTimeline, width: Int) {
         self.timeline = timeline
         self.width = width
+        let moments = timeline.tracks.flatMap { track in
+            track.rows.filter { !$0.holdsJoinersOnly }.flatMap(\.spans).flatMap { [$0.start, $0.end] }
+                + track.pauses.flatMap { [$0.start, $0.end] } + track.markers.map(\.time)
+        }
+        scale = TimeScale(moments: moments, duration: timeline.duration, left: left, width: Double(width) - left - 20)
     }
 
     var plotWidth: Double { Double(width) - left - 20 }
 
-    func x(_ time: TimeInterval) -> Double {
-        left + plotWidth * time / max(timeline.duration, 0.001)
-    }
-
-    func rowTop(_ track: Int, _ row: Int) -> Double {
-        rowTops[track] + Double(row) * (rowHeight + rowGap)
-    }
+    func x(_ time: TimeInterval) -> Double { scale.x(time) }
 
     mutating func render() -> String {
         var y = 24.0
@@ -54,24 +56,31 @@ private struct SVGDrawing {
         for (index, track) in timeline.tracks.enumerated() {
             body.append(text(12, y + 14, track.name, weight: "bold"))
             y += headerHeight
-            rowTops.append(y)
-            let height = Double(max(track.rows.count, 1)) * (rowHeight + rowGap)
+            let drawn = track.rows.indices.filter { !track.rows[$0].holdsJoinersOnly }
+            for (place, row) in drawn.enumerated() { rowTops[index, default: [:]][row] = y + Double(place) * (rowHeight + rowGap) }
+            let height = Double(max(drawn.count, 1)) * (rowHeight + rowGap)
             for pause in track.pauses {
                 body.append(rect(x(pause.start), y - 2, x(pause.end) - x(pause.start), height, fill: "#f85149", opacity: 0.18,
                                  title: "\(pause.name), \(ScheduleTimelineBuilder.seconds(pause.end - pause.start))"))
             }
-            for (row, content) in track.rows.enumerated() {
-                let top = rowTop(index, row)
-                body.append(text(24, top + 12, content.label, size: 11, fill: "#57606a"))
-                for span in content.spans { bar(span, top: top) }
+            for row in drawn {
+                let top = rowTops[index]?[row] ?? y
+                rowLabel(track.rows[row], top: top)
+                for span in track.rows[row].spans { bar(span, top: top) }
             }
             for marker in track.markers {
-                let top = marker.row.map { rowTop(index, $0) } ?? (y - headerHeight + 4)
+                let top: Double
+                if let row = marker.row {
+                    guard let rowTop = rowTops[index]?[row] else { continue }
+                    top = rowTop
+                } else {
+                    top = y - headerHeight + 4
+                }
                 diamond(x(marker.time), top + rowHeight / 2, title: marker.name)
             }
             y += height + 6
         }
-        for flow in timeline.flows { arrow(flow) }
+        for flow in timeline.flows where flow.kind == .dependency { arrow(flow) }
         y = legend(top: y + 8)
         let height = Int(y.rounded(.up)) + 8
         return """
@@ -86,18 +95,29 @@ private struct SVGDrawing {
             """
     }
 
-    /// Ticks at 1, 2 or 5 times a power of ten, about eight of them.
+    /// A tick about every 90 pixels, each labelled with the real time drawn there (the scale
+    /// is not linear).
     mutating func axis(top: Double) {
-        let duration = max(timeline.duration, 0.001)
-        let rough = duration / 8
-        let magnitude = pow(10, floor(log10(rough)))
-        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= rough } ?? rough
         body.append(line(left, top + 10, left + plotWidth, top + 10, stroke: "#8c959f"))
-        var tick = 0.0
-        while tick <= duration + step / 1000 {
-            body.append(line(x(tick), top + 6, x(tick), top + 14, stroke: "#8c959f"))
-            body.append(text(x(tick) - 10, top + 4, ScheduleTimelineBuilder.seconds(tick), size: 10, fill: "#57606a"))
-            tick += step
+        let ticks = max(1, Int(plotWidth / 90))
+        for tick in 0...ticks {
+            let position = left + plotWidth * Double(tick) / Double(ticks)
+            body.append(line(position, top + 6, position, top + 14, stroke: "#8c959f"))
+            let label = ScheduleTimelineBuilder.seconds(scale.time(at: position))
+            body.append(text(position - (tick == ticks ? 34 : tick == 0 ? 0 : 14), top + 4, label, size: 10, fill: "#57606a"))
+        }
+    }
+
+    /// The row's endpoint, cut to its column, and how many callers shared its busiest call.
+    mutating func rowLabel(_ row: ScheduleTimeline.Row, top: Double) {
+        let count = row.callers > 1 ? "×\(row.callers)" : ""
+        // About 6 pixels a character at this size.
+        let room = Int((left - 36) / 6) - count.count - 1
+        let name = row.label.count <= room ? row.label : String(row.label.prefix(max(room - 1, 1))) + "…"
+        let title = row.label + (count.isEmpty ? "" : ", \(row.callers) callers shared its busiest call")
+        body.append("<g><title>\(escape(title))</title>\(text(12, top + 12, name, size: 11, fill: "#24292f"))</g>")
+        if !count.isEmpty {
+            body.append(text(left - 8 - Double(count.count) * 6.5, top + 12, count, weight: "bold", size: 11, fill: "#0969da"))
         }
     }
 
@@ -114,13 +134,6 @@ private struct SVGDrawing {
         case .shared: body.append(rect(start, top + 1, width, rowHeight - 2, fill: "#ffffff", stroke: colour, title: title))
         case .paused: body.append(rect(start, top, width, rowHeight, fill: "#f85149", opacity: 0.3, title: title))
         }
-        // A label only where it fits, at about 6.5 pixels a character.
-        let characters = Int((width - 6) / 6.5)
-        if characters >= 4 {
-            let label = span.name.count <= characters ? span.name : String(span.name.prefix(characters - 1)) + "…"
-            let ink = span.kind == .wire ? "#ffffff" : "#24292f"
-            body.append(text(start + 3, top + 12, label, size: 10, fill: ink))
-        }
     }
 
     mutating func diamond(_ x: Double, _ y: Double, title: String) {
@@ -129,15 +142,14 @@ private struct SVGDrawing {
     }
 
     mutating func arrow(_ flow: ScheduleTimeline.Flow) {
-        let fromY = rowTop(flow.from.track, flow.from.row) + rowHeight / 2
-        let toY = rowTop(flow.to.track, flow.to.row) + rowHeight / 2
-        let (stroke, dash) = flow.kind == .shared ? ("#57606a", "") : ("#8250df", " stroke-dasharray=\"4 3\"")
-        body.append("<path d=\"M\(f(x(flow.from.time))),\(f(fromY)) L\(f(x(flow.to.time))),\(f(toY))\" stroke=\"\(stroke)\" "
-            + "stroke-width=\"1.2\" fill=\"none\"\(dash) marker-end=\"url(#arrow)\"><title>\(flow.kind.rawValue)</title></path>")
+        guard let from = rowTops[flow.from.track]?[flow.from.row], let to = rowTops[flow.to.track]?[flow.to.row] else { return }
+        let (fromY, toY) = (from + rowHeight / 2, to + rowHeight / 2)
+        body.append("<path d=\"M\(f(x(flow.from.time))),\(f(fromY)) L\(f(x(flow.to.time))),\(f(toY))\" stroke=\"#8250df\" "
+            + "stroke-width=\"1.2\" fill=\"none\" stroke-dasharray=\"4 3\" marker-end=\"url(#arrow)\"><title>\(flow.kind.rawValue)</title></path>")
     }
 
     mutating func legend(top: Double) -> Double {
-        var x = left
+        var x = 12.0
         func entry(_ label: String, fill: String, opacity: Double = 1, stroke: String? = nil) {
             body.append(rect(x, top, 12, 12, fill: fill, opacity: opacity, stroke: stroke))
             body.append(text(x + 16, top + 10, label, size: 11))
@@ -146,11 +158,12 @@ private struct SVGDrawing {
         entry("waiting in its line", fill: "#d0d7de")
         for priority in RequestPriority.allCases.reversed() { entry("\(priority)", fill: Self.colour(of: priority)) }
         entry("backoff", fill: "#d4a72c")
-        entry("joined a call", fill: "#ffffff", stroke: Self.colour(of: .normal))
         entry("host paused", fill: "#f85149", opacity: 0.3)
-        body.append(text(left, top + 30, "Arrows: grey, a shared answer; purple, dashed, a dependency. "
+        body.append(text(12, top + 30, "×N: callers that shared one call. Purple dashed arrow: a dependency. "
             + "◆ a retry, promotion, cache answer or host change.", size: 11, fill: "#57606a"))
-        return top + 36
+        body.append(text(12, top + 46, "Long stretches are drawn shorter than busy ones: read the times on the axis.",
+                         size: 11, fill: "#57606a"))
+        return top + 52
     }
 
     static func colour(of priority: RequestPriority?) -> String {

@@ -50,10 +50,16 @@ public struct ScheduleTimeline: Sendable {
         let name: String
     }
 
-    /// A row of a track, whose bars do not overlap.
+    /// A row of a track, whose bars do not overlap: the calls to one endpoint (`GET /v1/feed`),
+    /// or the callers that joined them.
     struct Row: Sendable {
         let label: String
         var spans: [Span]
+        /// The most callers one of its calls had (itself and those that joined it).
+        var callers = 1
+
+        /// Whether it holds callers that joined calls drawn elsewhere, and no call.
+        var holdsJoinersOnly: Bool { spans.allSatisfy { $0.kind == .shared } }
     }
 
     /// A host's line.

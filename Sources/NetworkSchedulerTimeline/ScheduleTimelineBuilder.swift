@@ -171,8 +171,8 @@ struct ScheduleTimelineBuilder {
         if !hostOrder.contains(host) { hostOrder.append(host) }
     }
 
-    /// Lays the calls out: each host's rows are filled in order of start, each call or joined
-    /// caller in the first row free by then.
+    /// Lays the calls out: each host's rows are filled in order of start, each call (or caller
+    /// that joined one) in the first row of its endpoint free by then.
     func timeline() -> ScheduleTimeline {
         var tracks = hostOrder.map { ScheduleTimeline.Track(name: $0) }
         let trackIndex = Dictionary(uniqueKeysWithValues: hostOrder.enumerated().map { ($1, $0) })
@@ -180,13 +180,15 @@ struct ScheduleTimelineBuilder {
         var callPlace: [Int: (track: Int, row: Int)] = [:]
         var callerPlace: [RequestHandle.ID: (track: Int, row: Int)] = [:]
 
-        func place(_ spans: [ScheduleTimeline.Span], onTrack track: Int) -> Int {
+        // The first row of the same label free by `spans`' start, or a new one.
+        func place(_ spans: [ScheduleTimeline.Span], onTrack track: Int, label: String) -> Int {
             let start = spans.first?.start ?? 0
             let end = spans.map(\.end).max() ?? start
-            let row = rowEnds[track].firstIndex { $0 <= start } ?? rowEnds[track].count
+            let row = rowEnds[track].indices.first { rowEnds[track][$0] <= start && tracks[track].rows[$0].label == label }
+                ?? rowEnds[track].count
             if row == rowEnds[track].count {
                 rowEnds[track].append(end)
-                tracks[track].rows.append(.init(label: "row \(row + 1)", spans: spans))
+                tracks[track].rows.append(.init(label: label, spans: spans))
             } else {
                 rowEnds[track][row] = end
                 tracks[track].rows[row].spans += spans
@@ -195,7 +197,7 @@ struct ScheduleTimelineBuilder {
         }
 
         // Calls and joined callers together, in order of start, so that each finds the first
-        // free row.
+        // free row of its endpoint.
         enum Item { case call(CallTrace), caller(CallerTrace) }
         var items: [(start: TimeInterval, item: Item)] = callOrder.compactMap { calls[$0] }.map { ($0.enqueuedAt, .call($0)) }
         // A burst of identical requests would draw a row for each: the first few show it.
@@ -215,7 +217,8 @@ struct ScheduleTimelineBuilder {
             case .call(let call):
                 guard let track = trackIndex[call.host] else { continue }
                 let spans = spans(of: call)
-                let row = place(spans, onTrack: track)
+                let row = place(spans, onTrack: track, label: call.name)
+                tracks[track].rows[row].callers = max(tracks[track].rows[row].callers, call.callers.count)
                 callPlace[call.number] = (track, row)
                 for caller in call.callers where callers[caller]?.joinedAt == nil { callerPlace[caller] = (track, row) }
                 for (time, name) in call.markers { tracks[track].markers.append(.init(time: time, row: row, name: name)) }
@@ -225,7 +228,7 @@ struct ScheduleTimelineBuilder {
                                                  name: "\(caller.id) shares call \(call.number)", priority: call.priority,
                                                  details: [("caller", "\(caller.id)"), ("call", "\(call.number)"),
                                                            ("outcome", caller.outcome ?? "under way")])
-                callerPlace[caller.id] = (track, place([span], onTrack: track))
+                callerPlace[caller.id] = (track, place([span], onTrack: track, label: "joined \(call.name)"))
             }
         }
         for (host, markers) in hostMarkers {

@@ -101,17 +101,35 @@ import FoundationXML
         #expect(timeline.duration == 4)
     }
 
-    @Test func theSVGParsesAndDrawsEachBarWithItsNameAndEachArrow() async throws {
+    @Test func theSVGNamesEachRowsCallCountsItsCallersAndDrawsEachBarAndDependency() async throws {
         let timeline = await Self.knownRun()
         let svg = SVGReader(timeline.svg())
 
         #expect(svg.parsed)
         #expect(svg.root == "svg")
-        #expect(svg.titles.filter { $0.hasPrefix("GET /v1/") }.count == 3)
+        // A row per endpoint, named beside it; the callers that joined a call are counted, not drawn.
+        #expect(["GET /v1/a", "GET /v1/c", "GET /v1/d"].allSatisfy(svg.texts.contains))
+        #expect(svg.texts.contains("×2"))
+        #expect(svg.titles.contains("GET /v1/a, 2 callers shared its busiest call"))
+        #expect(!svg.titles.contains { $0.contains("shares call 1") })
+        // A bar for each attempt and wait, and an arrow for the dependency.
+        #expect(svg.titles.filter { $0.hasPrefix("GET /v1/") && $0.contains("\n") }.count == 3)
         #expect(svg.titles.contains { $0.hasPrefix("queued GET /v1/c\n2.00 s") })
-        #expect(svg.titles.contains { $0.contains("shares call 1") })
-        #expect(svg.titles.filter { $0 == "shared" || $0 == "dependency" }.sorted() == ["dependency", "shared"])
+        #expect(svg.titles.filter { $0 == "shared" || $0 == "dependency" } == ["dependency"])
         #expect(svg.texts.contains("https://api.test:443"))
+    }
+
+    /// A busy stretch keeps room beside a long one: a millisecond between two starts is drawn
+    /// wider than a linear axis would draw it, and every moment keeps its order.
+    @Test func aTimeScaleGivesShortStretchesRoomAndKeepsTheOrder() {
+        let moments = [0, 0.001, 0.002, 0.010, 10, 100]
+        let scale = TimeScale(moments: moments, duration: 100, left: 0, width: 1_000)
+        let xs = moments.map(scale.x)
+        #expect(xs == xs.sorted() && Set(xs).count == xs.count)
+        #expect(xs.first == 0 && xs.last == 1_000)
+        #expect(scale.x(0.001) - scale.x(0) > 1, "a linear axis would draw a millisecond of 100 s as 0.01 px")
+        #expect(scale.x(100) - scale.x(10) < 1_000 * 0.9, "90 s of 100 take less than 90 % of the width")
+        for time in [0.0005, 0.005, 5, 50] { #expect(abs(scale.time(at: scale.x(time)) - time) < time * 1e-9) }
     }
 
     @Test func aRetryAfterA503MarksTheBackoffAndTheHostsPause() async throws {
