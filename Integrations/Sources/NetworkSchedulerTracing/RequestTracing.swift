@@ -92,6 +92,10 @@ public final class RequestTracing: RequestEvent.Monitor, ContextPropagation, @un
         if let url = caller.url { span.attributes["url.full"] = url.absoluteString }
         span.attributes["networkscheduler.caller"] = caller.id.description
         span.attributes["networkscheduler.priority"] = caller.priority.description
+        // A generated OpenAPI client's call, by the tag its transport gives it.
+        if let operation = caller.tags.first(where: { $0.hasPrefix("openapi:") }) {
+            span.attributes["openapi.operation_id"] = String(operation.dropFirst("openapi:".count))
+        }
         withState { $0.callers[caller.id] = TraceState.CallerTrace(span: span) }
         return span
     }

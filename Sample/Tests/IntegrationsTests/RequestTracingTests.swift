@@ -2,8 +2,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPTypes
 import InMemoryTracing
 import NetworkScheduler
+import NetworkSchedulerOpenAPI
 import NetworkSchedulerTesting
 import NetworkSchedulerTracing
 import Testing
@@ -90,6 +92,22 @@ private struct User: Codable, Sendable {
         #expect(caller.attributes.get("networkscheduler.outcome") == .string("succeeded"))
         #expect(attempt.attributes.get("networkscheduler.attempt") == .int64(1))
         #expect(attempt.attributes.get("http.response.status_code") == .int64(200))
+    }
+
+    /// A generated OpenAPI client's operation, sent through `SchedulerClientTransport`: its ID
+    /// is on its caller's span.
+    @Test func aGeneratedClientsCallCarriesItsOperationIDOnItsSpan() async throws {
+        let transport = SchedulerClientTransport(client: api)
+        let (response, _) = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/me"), body: nil,
+                                                     baseURL: URL(string: "https://api.test/v1")!, operationID: "getMe")
+        _ = try await api.value(for: Resource<User>(path: "users/2"))
+
+        #expect(response.status == .ok)
+        let callers = finished.filter { $0.attributes.get("networkscheduler.caller") != nil }
+        let operation = try #require(callers.first { $0.attributes.get("url.full") == .string("https://api.test/v1/me") })
+        let plain = try #require(callers.first { $0.attributes.get("url.full") == .string("https://api.test/v1/users/2") })
+        #expect(operation.attributes.get("openapi.operation_id") == .string("getMe"))
+        #expect(plain.attributes.get("openapi.operation_id") == nil)
     }
 
     @Test func theServerGetsTheCallersTraceparentAndAnotherOriginNone() async throws {

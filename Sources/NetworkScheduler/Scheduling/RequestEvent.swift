@@ -71,6 +71,9 @@ extension RequestEvent {
         /// The requests it waited for (`after:`), by ID: none if it waited for none, or only
         /// for operations.
         public let dependencies: [RequestHandle.ID]
+        /// Its resource's tags (``Resource/tagged(_:)``): a generated OpenAPI client's call has
+        /// `openapi:` and its operation's ID.
+        public internal(set) var tags: Set<String> = []
 
         /// `#12 high GET https://api.example.com/v1/me`.
         public var description: String { "\(id) \(priority) \(RequestEvent.line(method, url))" }
@@ -118,9 +121,9 @@ extension RequestEvent {
 extension RequestEvent.Caller {
     /// The caller `id` sending `target` (a submission's method and URL), as events show it.
     init(id: RequestHandle.ID, priority: RequestPriority, target: (method: String, url: URL?), callNumber: Int? = nil,
-         dependencies: [RequestHandle.ID] = []) {
+         dependencies: [RequestHandle.ID] = [], tags: Set<String> = []) {
         self.init(id: id, priority: priority, method: target.method, url: RequestEvent.loggable(target.url),
-                  callNumber: callNumber, dependencies: dependencies)
+                  callNumber: callNumber, dependencies: dependencies, tags: tags)
     }
 }
 

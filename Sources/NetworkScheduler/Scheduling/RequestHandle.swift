@@ -249,7 +249,7 @@ public final class RequestHandle: @unchecked Sendable {
     var eventCaller: RequestEvent.Caller {
         let (priority, callNumber, dependencies) = state.withLock { ($0.priority, $0.callNumber, $0.dependencies) }
         return RequestEvent.Caller(id: id, priority: priority, target: source.target, callNumber: callNumber,
-                                   dependencies: dependencies)
+                                   dependencies: dependencies, tags: tags)
     }
 
     /// Notes, for its events, the call it made or joined, under its scheduler's lock: its

@@ -222,7 +222,8 @@ public final class RequestScheduler: Sendable {
         let id = nextID()
         // Read here, on the sender's thread and in its task, where its context is.
         let contextFields = request.submission.contextPropagation?
-            .fields(for: RequestEvent.Caller(id: id, priority: priority, target: request.submission.target)) ?? [:]
+            .fields(for: RequestEvent.Caller(id: id, priority: priority, target: request.submission.target,
+                                             tags: request.submission.tags)) ?? [:]
         return RequestHandle(
             id: id,
             priority: priority,
