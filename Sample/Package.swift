@@ -30,7 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // OpenTelemetry's tracer and its W3C propagator, as the Tracing article sets them up
-        // (`OTelTracingTests`); spans go out over OTLP/HTTP only, so gRPC is not built.
+        // (`TracingArticleTests`); spans go out over OTLP/HTTP only, so gRPC is not built.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [

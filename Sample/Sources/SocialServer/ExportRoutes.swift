@@ -28,6 +28,7 @@ extension SocialRoutes {
                     headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
                 }
                 let cut = fault?.cutAfterBytes
+                let pause = fault?.bodyPauseMilliseconds
                 let (from, upTo) = range.map { ($0.lowerBound, $0.upperBound + 1) } ?? (0, size)
                 return Response(status: range != nil ? .partialContent : .ok, headers: headers,
                                 body: ResponseBody(contentLength: upTo - from) { writer in
@@ -37,6 +38,7 @@ extension SocialRoutes {
                                         let count = min(64 * 1_024, end - offset)
                                         try await writer.write(ByteBuffer(bytes: ExportContent.bytes(offset..<(offset + count), version: version)))
                                         offset += count
+                                        if let pause, offset < end { try await Task.sleep(for: .milliseconds(pause)) }
                                     }
                                     if end < upTo { throw CutShort() }
                                     try await writer.finish(nil)

@@ -38,6 +38,8 @@ public struct Fault: Codable, Sendable, Equatable {
     public var wrongRange: Bool
     /// Answers a live feed with one line of 100 MB.
     public var endlessLine: Bool
+    /// Sends an export's body slowly: pauses this many milliseconds after each 64 KiB.
+    public var bodyPauseMilliseconds: Int?
 
     public init(
         latencyMilliseconds: Int? = nil,
@@ -57,7 +59,8 @@ public struct Fault: Codable, Sendable, Equatable {
         cutAfterBytes: Int? = nil,
         ignoresRange: Bool = false,
         wrongRange: Bool = false,
-        endlessLine: Bool = false
+        endlessLine: Bool = false,
+        bodyPauseMilliseconds: Int? = nil
     ) {
         self.latencyMilliseconds = latencyMilliseconds
         self.status = status
@@ -77,6 +80,7 @@ public struct Fault: Codable, Sendable, Equatable {
         self.ignoresRange = ignoresRange
         self.wrongRange = wrongRange
         self.endlessLine = endlessLine
+        self.bodyPauseMilliseconds = bodyPauseMilliseconds
     }
 
     /// The fault the request being answered took, if any.

@@ -90,6 +90,8 @@ import Testing
             let client = Self.client(fixture)
             _ = try await fixture.logIn()
             let screen = RequestGroup()
+            // 64 KiB every 100 ms: the body is still coming when its reader cancels.
+            fixture.server.faults[.export] = Fault(bodyPauseMilliseconds: 100)
 
             // 64 MiB: far more than the stream buffers before its reader takes some.
             let export = Task {
