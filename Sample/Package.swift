@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.0
 import Foundation
 import PackageDescription
 
@@ -29,9 +29,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
-        // OpenTelemetry's tracer and its W3C propagator, as the Tracing article sets them up
-        // (`TracingArticleTests`); spans go out over OTLP/HTTP only, so gRPC is not built.
-        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .target(
@@ -131,7 +128,6 @@ let package = Package(
                 .product(name: "NetworkSchedulerOpenAPI", package: "Integrations"),
                 .product(name: "NetworkSchedulerTracing", package: "Integrations"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "OTel", package: "swift-otel"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NetworkScheduler", package: library),

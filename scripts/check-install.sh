@@ -6,8 +6,8 @@
 # NetworkSchedulerTesting).
 # Then the same with the block's path dependency instead of the URL, and with the block's
 # integration lines too (the Integrations package, by path), whose product a file of the
-# program uses. Checks that a package that uses only the library fetched nothing else. Needs
-# no network.
+# program uses. Checks that a package that uses only the library fetched nothing else. Last,
+# runs the Tracing article's swift-otel setup in a package of its own. Needs no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -103,4 +103,41 @@ func openAPITransport(over api: APIClient) -> SchedulerClientTransport {
 SWIFT
 make_package with-integration "$with_integration"
 
-echo "check-install: the README's Install section builds as written (commit $commit: by URL, by path, with an integration)"
+# The Tracing article's swift-otel setup (scripts/TracingWithOTelTests.swift), run in a package
+# of its own: swift-otel does not build under the thread sanitizer, which the Sample's tests
+# run under.
+otel="$work/tracing-with-otel"
+mkdir -p "$otel/Tests/TracingWithOTelTests"
+cp scripts/TracingWithOTelTests.swift "$otel/Tests/TracingWithOTelTests/"
+cat >"$otel/Package.swift" <<'MANIFEST'
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "TracingWithOTel",
+    dependencies: [
+        .package(path: "../NetworkScheduler"),
+        .package(path: "../NetworkScheduler/Integrations"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
+    ],
+    targets: [
+        .testTarget(name: "TracingWithOTelTests", dependencies: [
+            .product(name: "NetworkScheduler", package: "NetworkScheduler"),
+            .product(name: "NetworkSchedulerTesting", package: "NetworkScheduler"),
+            .product(name: "NetworkSchedulerTracing", package: "Integrations"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "OTel", package: "swift-otel"),
+        ]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+MANIFEST
+echo "check-install: running the Tracing article's swift-otel setup"
+(cd "$otel" && swift test >"$work/tracing-with-otel.log" 2>&1) || {
+    cat "$work/tracing-with-otel.log" >&2
+    echo "check-install: the Tracing article's swift-otel setup failed" >&2
+    exit 1
+}
+
+echo "check-install: the README's Install section builds as written (commit $commit: by URL, by path, with an integration), and Tracing's swift-otel setup runs"
