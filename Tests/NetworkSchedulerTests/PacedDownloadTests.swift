@@ -32,7 +32,8 @@ import NetworkSchedulerTesting
 
     /// Downloads from `host` to a file of its own, in parts of `segment` bytes; returns the
     /// outcome and the file's bytes.
-    private static func download(from host: String, segment: Int64, handler: @escaping StubURLProtocol.Handler,
+    private static func download(from host: String, segment: Int64, yieldingSegment: Int64 = 256 << 10,
+                                 besideAnotherTask: Bool = false, handler: @escaping StubURLProtocol.Handler,
                                  cancelling: Bool = false) async throws -> (Result<TransportResponse, any Error>, Data?) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("PacedDownloadTests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -43,8 +44,15 @@ import NetworkSchedulerTesting
         let file = try FileDownload(destination: destination, limit: 1 << 20) { _ in }
         let ended = EventLog<Result<TransportResponse, any Error>>()
         let request = TransportRequest(URLRequest(url: URL(string: "https://\(host)/export")!))
+        if besideAnotherTask {
+            // A task of the same session, registered and never resumed: it runs for as long as
+            // the download does.
+            let other = transport.session.dataTask(with: URL(string: "https://\(host)/other")!)
+            transport.delegate.register(other, policy: TransportPolicy(), body: TransportRequest(URLRequest(url: other.originalRequest!.url!)),
+                                        progress: nil) { _ in }
+        }
         let download = PacedDownload(session: transport.session, delegate: transport.delegate, request: request, sink: file,
-                                     policy: TransportPolicy(), segment: segment) { ended.append($0) }
+                                     policy: TransportPolicy(), segment: segment, yieldingSegment: yieldingSegment) { ended.append($0) }
         download.start()
         if cancelling { download.cancel() }
         let outcome = try #require(await ended.wait(for: 1).first)
@@ -61,6 +69,39 @@ import NetworkSchedulerTesting
         #expect(throws: Never.self) { try outcome.get() }
         #expect(saved == Self.body)
         #expect(ranges.elements == ["bytes=0-2999", "bytes=3000-5999 if \"v1\"", "bytes=6000-8999 if \"v1\""])
+    }
+
+    /// FoundationNetworking reads a connection with data before another: a quick GET of the
+    /// session waited for a whole part of a download (up to 20 ms for 8 MiB on loopback).
+    @Test func whileAnotherTaskOfTheSessionRunsThePartsAreSmall() async throws {
+        let ranges = EventLog<String?>()
+
+        let (outcome, saved) = try await Self.download(from: "yielding.paced.test", segment: 6_000, yieldingSegment: 2_000,
+                                                       besideAnotherTask: true, handler: Self.server(Self.body, ranges: ranges))
+
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(saved == Self.body)
+        #expect(ranges.elements == ["bytes=0-1999", "bytes=2000-3999 if \"v1\"", "bytes=4000-5999 if \"v1\"",
+                                    "bytes=6000-7999 if \"v1\""])
+    }
+
+    /// A task that ended keeps the parts small for a while: the next of a few GETs one after
+    /// another would otherwise wait for a large part started between two of them.
+    @Test func theSessionsOtherTasksCountForAWhileAfterTheyEndAndAPartDoesNot() throws {
+        let transport = StubURLProtocol.transport(host: "activity.paced.test") { _, _ in .respond() }
+        defer { transport.invalidate() }
+        let url = URL(string: "https://activity.paced.test/a")!
+        let part = transport.session.dataTask(with: url)
+        transport.delegate.register(part, policy: TransportPolicy(), body: TransportRequest(URLRequest(url: url)), progress: nil,
+                                    isPart: true) { _ in }
+        #expect(!transport.delegate.othersAreActive(within: 60_000_000_000))
+
+        let other = transport.session.dataTask(with: url)
+        transport.delegate.register(other, policy: TransportPolicy(), body: TransportRequest(URLRequest(url: url)), progress: nil) { _ in }
+        #expect(transport.delegate.othersAreActive(within: 0))
+        transport.delegate.urlSession(transport.session, task: other, didCompleteWithError: URLError(.cancelled))
+        #expect(transport.delegate.othersAreActive(within: 60_000_000_000))
+        #expect(!transport.delegate.othersAreActive(within: 0))
     }
 
     @Test func aServerThatIgnoresRangesSendsTheWholeBodyOnce() async throws {

@@ -30,6 +30,8 @@ struct Downloads {
         var peakGrowthBytes: Int
         /// The slowest of the GETs sent beside the download, from send to model, in µs.
         var slowestGETMicroseconds: Int?
+        /// Their median, in µs.
+        var medianGETMicroseconds: Int?
     }
 
     let server: NginxProcess
@@ -64,7 +66,7 @@ struct Downloads {
         let destination = folder.appendingPathComponent(client.rawValue.replacingOccurrences(of: " ", with: "-") + ".bin")
         try? FileManager.default.removeItem(at: destination)
         let sampler = PeakResident()
-        var slowest: Int?
+        var gets: (median: Int, slowest: Int)?
         let start = now()
         switch client {
         case .rawDownloadTask:
@@ -105,7 +107,7 @@ struct Downloads {
                 ends.finish()
             }
             for await _ in coming { break }
-            slowest = try await Self.getsBeside(count: 20, with: api)
+            gets = try await Self.getsBeside(count: 20, with: api)
             for await result in ended { _ = try result.get() }
         case .scheduledURLSession, .scheduledAsyncHTTPClient:
             let (transport, shutDown): (any HTTPTransport, @Sendable () async -> Void)
@@ -130,19 +132,21 @@ struct Downloads {
         let size = (try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber)?.intValue
         guard size == bytes else { throw BenchmarkFailure("\(client.rawValue) saved \(size ?? 0) bytes of \(bytes)") }
         try? FileManager.default.removeItem(at: destination)
-        return Received(bytesPerSecond: Double(bytes) / seconds, peakGrowthBytes: growth, slowestGETMicroseconds: slowest)
+        return Received(bytesPerSecond: Double(bytes) / seconds, peakGrowthBytes: growth, slowestGETMicroseconds: gets?.slowest,
+                        medianGETMicroseconds: gets?.median)
     }
 
     /// Sends `count` `.high` GETs of the friends JSON, one after the other (while a download
-    /// runs); the slowest one's time, in µs.
-    private static func getsBeside(count: Int, with api: APIClient) async throws -> Int {
-        var slowest: UInt64 = 0
+    /// runs); their median and slowest times, in µs.
+    private static func getsBeside(count: Int, with api: APIClient) async throws -> (median: Int, slowest: Int) {
+        var times: [UInt64] = []
         for _ in 0..<count {
             let sent = now()
             _ = try await api.value(for: Resource<[User]>(path: "users/1/friends"), priority: .high)
-            slowest = max(slowest, now() - sent)
+            times.append(now() - sent)
         }
-        return Int(slowest / 1000)
+        times.sort()
+        return (Int(times[times.count / 2] / 1000), Int((times.last ?? 0) / 1000))
     }
 }
 

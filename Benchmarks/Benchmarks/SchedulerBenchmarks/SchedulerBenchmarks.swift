@@ -310,8 +310,9 @@ func registerDownloads() {
     let overAHC = metric("scheduler ÷ raw AsyncHTTPClient, throughput (%)", prefersLarger: true)
     let besideOverDownloadTask = metric("scheduler at low beside GETs ÷ raw URLSession download task, throughput (%)", prefersLarger: true)
     let slowestGET = metric("slowest high GET beside the low download (µs)")
+    let medianGET = metric("median high GET beside the low download (µs)")
     let metrics = Client.allCases.map { throughput[$0]! } + Client.allCases.map { growth[$0]! }
-        + [overDownloadTask, overDataTask, overAHC, besideOverDownloadTask, slowestGET]
+        + [overDownloadTask, overDataTask, overAHC, besideOverDownloadTask, slowestGET, medianGET]
     Benchmark("11. Downloads against nginx: 1 GiB to a file",
               configuration: configuration(metrics, iterations: 5)) { benchmark in
         do {
@@ -333,6 +334,7 @@ func registerDownloads() {
             benchmark.measurement(besideOverDownloadTask, percent(received[.scheduledBesideGETs]!.bytesPerSecond
                 / received[.rawDownloadTask]!.bytesPerSecond))
             benchmark.measurement(slowestGET, received[.scheduledBesideGETs]!.slowestGETMicroseconds ?? 0)
+            benchmark.measurement(medianGET, received[.scheduledBesideGETs]!.medianGETMicroseconds ?? 0)
         } catch {
             benchmark.error("\(error)")
         }

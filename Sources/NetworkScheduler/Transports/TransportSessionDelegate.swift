@@ -10,7 +10,7 @@ import FoundationNetworking
 /// A session delegate, not a task's: FoundationNetworking asks only the session's about
 /// redirects. Its callbacks come on the session's serial delegate queue.
 final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safety: the only mutable state is in `tasks`, behind its lock.
+    // Safety: the only mutable state is in `tasks` and `others`, behind their locks.
 
     typealias Completion = @Sendable (Result<TransportResponse, any Error>) -> Void
 
@@ -35,9 +35,19 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         /// Set once an authentication challenge was declined: the task then ends as cancelled,
         /// but its 401 is the answer.
         var declinedChallenge = false
+        /// Whether it is a part of a paced download, which yields to the others.
+        let isPart: Bool
+    }
+
+    /// The tasks other than a paced download's parts: how many run, and when one last ended
+    /// (uptime, in nanoseconds).
+    private struct Others {
+        var running = 0
+        var lastEnded: UInt64 = 0
     }
 
     private let tasks = Locked([Int: Record]())
+    private let others = Locked(Others())
     /// Set when the scheduler has a cache of its own: then the session's `URLCache` (Apple
     /// platforms) neither answers nor stores, so that there is one cache.
     let leavesCachingToTheScheduler = Locked(false)
@@ -49,11 +59,21 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     }
     #endif
 
+    /// Keeps `task`'s policy and completion until it ends; `isPart` for a part of a paced
+    /// download (``PacedDownload``), which does not count among the others.
     func register(_ task: URLSessionTask, policy: TransportPolicy, body: TransportRequest, progress: Progress?,
-                  completion: @escaping Completion) {
+                  isPart: Bool = false, completion: @escaping Completion) {
         let record = Record(policy: policy, completion: completion, bodyLength: body.bodyLength, progress: progress,
-                            sink: body.responseSink)
+                            sink: body.responseSink, isPart: isPart)
+        if !isPart { others.withLock { $0.running += 1 } }
         tasks.withLock { $0[task.taskIdentifier] = record }
+    }
+
+    /// Whether a task other than a paced download's parts runs, or ended less than `window`
+    /// nanoseconds ago: a download then asks for small parts, so that they wait little for it.
+    func othersAreActive(within window: UInt64) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return others.withLock { $0.running > 0 || now &- $0.lastEnded < window }
     }
 
     // MARK: - The request body
@@ -149,6 +169,13 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if !record.isPart {
+            let now = DispatchTime.now().uptimeNanoseconds
+            others.withLock { others in
+                others.running -= 1
+                others.lastEnded = now
+            }
+        }
         let response = task.response as? HTTPURLResponse
         if let sinkError = record.sinkError {
             record.completion(.failure(sinkError))
