@@ -85,8 +85,9 @@ import NetworkSchedulerTesting
                                     "bytes=6000-7999 if \"v1\""])
     }
 
-    /// A task that ended keeps the parts small for a while: the next of a few GETs one after
-    /// another would otherwise wait for a large part started between two of them.
+    /// A task that ended while a download ran keeps its parts small for a while: the next of a
+    /// few GETs one after another would otherwise wait for a large part started between two of
+    /// them. One that ended before the download began (a login) does not.
     @Test func theSessionsOtherTasksCountForAWhileAfterTheyEndAndAPartDoesNot() throws {
         let transport = StubURLProtocol.transport(host: "activity.paced.test") { _, _ in .respond() }
         defer { transport.invalidate() }
@@ -102,6 +103,8 @@ import NetworkSchedulerTesting
         transport.delegate.urlSession(transport.session, task: other, didCompleteWithError: URLError(.cancelled))
         #expect(transport.delegate.othersAreActive(within: 60_000_000_000))
         #expect(!transport.delegate.othersAreActive(within: 0))
+        // Ended before a download began: it does not count for that download.
+        #expect(!transport.delegate.othersAreActive(since: DispatchTime.now().uptimeNanoseconds, within: 60_000_000_000))
     }
 
     @Test func aServerThatIgnoresRangesSendsTheWholeBodyOnce() async throws {

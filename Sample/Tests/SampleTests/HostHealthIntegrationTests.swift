@@ -61,21 +61,25 @@ import Testing
         return true
     }
 
+    /// Logs in, then has the server answer the feed 429 with a `Retry-After` of `seconds`:
+    /// returns once the monitor heard the host paused, or false (with an issue recorded).
+    private static func pauseTheHost(of fixture: Fixture, story: HostStory, for seconds: Int) async throws -> Bool {
+        _ = try await fixture.logIn()
+        fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: seconds, failFirst: 1)
+        let limited = Ledger<FeedPage>(callers: 1)
+        fixture.api.client.send(.feed(page: 1)) { limited.record(0, $0) }
+        #expect(await limited.ended.wait(for: 1) == 1)
+        #expect(limited.result(of: 0)?.failure?.statusCode == 429)
+        return await heardPaused(story, for: .askedToWait, health: { fixture.api.scheduler.health(of: fixture.server.baseURL) })
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aRetryAfterPausesTheHostForEveryRequestThenAProbeOpensIt(over transport: TransportKind) async throws {
         let story = HostStory()
         try await Fixture.with(over: transport, eventMonitors: [story]) { fixture in
-            _ = try await fixture.logIn()
             // Long enough to be seen on a machine busy with the other suites' transfers.
-            fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 3, failFirst: 1)
-            let limited = Ledger<FeedPage>(callers: 1)
-            fixture.api.client.send(.feed(page: 1)) { limited.record(0, $0) }
-            #expect(await limited.ended.wait(for: 1) == 1)
-            #expect(limited.result(of: 0)?.failure?.statusCode == 429)
+            guard try await Self.pauseTheHost(of: fixture, story: story, for: 3) else { return }
             let ledger = Ledger<User>(callers: 2)
-            guard await Self.heardPaused(story, for: .askedToWait, health: { fixture.api.scheduler.health(of: fixture.server.baseURL) }) else {
-                return
-            }
 
             // Sent while the host is paused: neither starts before the probe is let through.
             fixture.api.client.send(.user(1)) { ledger.record(0, $0) }
@@ -110,15 +114,8 @@ import Testing
     func aProbesHeadOpensItsHostWhileItsBodyTrickles(over transport: TransportKind) async throws {
         let story = HostStory()
         try await Fixture.with(over: transport, eventMonitors: [story]) { fixture in
-            _ = try await fixture.logIn()
-            fixture.server.faults[.feed] = Fault(status: 429, retryAfterSeconds: 1, failFirst: 1)
             fixture.server.faults[.me] = Fault(trickleMilliseconds: 20)
-            let limited = Ledger<FeedPage>(callers: 1)
-            fixture.api.client.send(.feed(page: 1)) { limited.record(0, $0) }
-            #expect(await limited.ended.wait(for: 1) == 1)
-            guard await Self.heardPaused(story, for: .askedToWait, health: { fixture.api.scheduler.health(of: fixture.server.baseURL) }) else {
-                return
-            }
+            guard try await Self.pauseTheHost(of: fixture, story: story, for: 1) else { return }
 
             // Given: the trickling GET goes as the probe when the pause ends; a quick one waits.
             let probe = Ledger<User>(callers: 1)

@@ -34,8 +34,9 @@ protocol SegmentedSink: ResponseBodySink {
 ///
 /// FoundationNetworking reads a connection that has data before it turns to another: a quick
 /// GET of the same session waited for the part being read to end (up to 20 ms for 8 MiB on
-/// loopback). While any other task of the session runs, or ran in the last 100 ms, the parts
-/// are small (`yieldingSegment`), so that the others wait a fraction of a millisecond.
+/// loopback). While any other task of the session runs, or ended in the last 100 ms while the
+/// download ran, the parts are small (`yieldingSegment`), so that the others wait a fraction of
+/// a millisecond.
 final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable {
     // Safety: the mutable state is in `state`, behind its lock; the sink is written to only on
     // `writer`, a serial queue.
@@ -50,6 +51,8 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
     /// The part's size while other tasks of the session are active.
     private let yieldingSegment: Int64
     private let writer = DispatchQueue(label: "NetworkScheduler.PacedDownload")
+    /// When it began (uptime): a task of the session that ended before does not make it yield.
+    private let began = DispatchTime.now().uptimeNanoseconds
     private let state = Locked(State())
 
     private struct State {
@@ -82,7 +85,7 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
 
     /// The next part's size: small while other tasks of the session are active.
     private var nextSize: Int64 {
-        delegate.othersAreActive(within: 100_000_000) ? yieldingSegment : segment
+        delegate.othersAreActive(since: began, within: 100_000_000) ? yieldingSegment : segment
     }
 
     private func send(_ headers: HeaderFields) {

@@ -69,11 +69,12 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
-    /// Whether a task other than a paced download's parts runs, or ended less than `window`
-    /// nanoseconds ago: a download then asks for small parts, so that they wait little for it.
-    func othersAreActive(within window: UInt64) -> Bool {
+    /// Whether a task other than a paced download's parts runs, or ended after `since` and less
+    /// than `window` nanoseconds ago (uptimes): a download then asks for small parts, so that
+    /// they wait little for it. One that ended before the download began does not count.
+    func othersAreActive(since: UInt64 = 0, within window: UInt64) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        return others.withLock { $0.running > 0 || now &- $0.lastEnded < window }
+        return others.withLock { $0.running > 0 || ($0.lastEnded > since && now &- $0.lastEnded < window) }
     }
 
     // MARK: - The request body
