@@ -126,13 +126,13 @@ private struct SVGDrawing {
         let width = max(x(span.end) - start, 1.5)
         let title = ([span.name, ScheduleTimelineBuilder.seconds(span.end - span.start)]
             + span.details.map { "\($0.0): \($0.1)" }).joined(separator: "\n")
-        let colour = Self.colour(of: span.priority)
         switch span.kind {
         case .queued: body.append(rect(start, top, width, rowHeight, fill: "#d0d7de", title: title))
         case .backoff: body.append(rect(start, top + 4, width, rowHeight - 8, fill: "#d4a72c", title: title))
-        case .wire: body.append(rect(start, top, width, rowHeight, fill: colour, title: title))
-        case .shared: body.append(rect(start, top + 1, width, rowHeight - 2, fill: "#ffffff", stroke: colour, title: title))
-        case .paused: body.append(rect(start, top, width, rowHeight, fill: "#f85149", opacity: 0.3, title: title))
+        case .wire: body.append(rect(start, top, width, rowHeight, fill: Self.colour(of: span.priority), title: title))
+        // Not in a drawn row: joiners are counted beside their call's row, and a pause is a
+        // band across its track.
+        case .shared, .paused: break
         }
     }
 
@@ -150,8 +150,8 @@ private struct SVGDrawing {
 
     mutating func legend(top: Double) -> Double {
         var x = 12.0
-        func entry(_ label: String, fill: String, opacity: Double = 1, stroke: String? = nil) {
-            body.append(rect(x, top, 12, 12, fill: fill, opacity: opacity, stroke: stroke))
+        func entry(_ label: String, fill: String, opacity: Double = 1) {
+            body.append(rect(x, top, 12, 12, fill: fill, opacity: opacity))
             body.append(text(x + 16, top + 10, label, size: 11))
             x += 26 + Double(label.count) * 6.2
         }
@@ -177,10 +177,9 @@ private struct SVGDrawing {
     }
 
     func rect(_ x: Double, _ y: Double, _ width: Double, _ height: Double, fill: String, opacity: Double = 1,
-              stroke: String? = nil, title: String? = nil) -> String {
+              title: String? = nil) -> String {
         var element = "<rect x=\"\(f(x))\" y=\"\(f(y))\" width=\"\(f(width))\" height=\"\(f(height))\" rx=\"2\" fill=\"\(fill)\""
         if opacity < 1 { element += " fill-opacity=\"\(f(opacity))\"" }
-        if let stroke { element += " stroke=\"\(stroke)\" stroke-width=\"1.5\"" }
         guard let title else { return element + "/>" }
         return element + "><title>\(escape(title))</title></rect>"
     }

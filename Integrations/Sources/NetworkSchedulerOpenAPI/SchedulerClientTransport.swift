@@ -22,8 +22,8 @@ import OpenAPIRuntime
 /// Every status reaches the generated client, which reads it as its document says; retries
 /// follow the scheduler's policy first. The scheduler's failures reach the app as
 /// ``NetworkScheduler/ServiceError``s, inside the runtime's `ClientError` or (from a streamed
-/// body) as they are: `ServiceError(unwrapping:)` reads both. The client's default headers and token go only to
-/// its own origin, as for its resources. A body of known length up to
+/// body) as they are: `ServiceError(unwrapping:)` reads both. The client's default headers and
+/// token go only to its own origin, as for its resources. A body of known length up to
 /// `bufferedUploadLimit` is sent from memory, a larger or unknown one from a temporary file
 /// it is written to as it is read. An answer is read whole (so that identical calls can share
 /// it, and the cache keep it) unless it streams

@@ -10,9 +10,10 @@ public enum HostHealth: Sendable, Equatable {
     /// on; waiting calls wait, every one of them, not only the one that was refused.
     case paused(until: Date, reason: PauseReason)
     /// The pause is over, and one attempt (the probe) is let through: when its answer's head
-    /// arrives the host is available again (its body may still be coming); when it fails, the host is paused again if the policy
-    /// pauses for failures (``HostHealthPolicy/failuresBeforePause``), and otherwise the next attempt
-    /// (the probe's own retry, or another call's) is the probe. A probe that ends without an
+    /// arrives the host is available again (its body may still be coming); when it fails, the
+    /// host is paused again if the policy pauses for failures
+    /// (``HostHealthPolicy/failuresBeforePause``), and otherwise the next attempt (the probe's
+    /// own retry, or another call's) is the probe. A probe that ends without an
     /// answer (cancelled, refused by the policy) hands its turn on too.
     case probing
 }

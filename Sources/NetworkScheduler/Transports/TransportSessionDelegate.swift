@@ -10,7 +10,7 @@ import FoundationNetworking
 /// A session delegate, not a task's: FoundationNetworking asks only the session's about
 /// redirects. Its callbacks come on the session's serial delegate queue.
 final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safety: the only mutable state is in `tasks` and `others`, behind their locks.
+    // Safety: the only mutable state is in `tasks`, behind its lock.
 
     typealias Completion = @Sendable (Result<TransportResponse, any Error>) -> Void
 
@@ -39,15 +39,27 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         let isPart: Bool
     }
 
-    /// The tasks other than a paced download's parts: how many run, and when one last ended
-    /// (uptime, in nanoseconds).
-    private struct Others {
-        var running = 0
-        var lastEnded: UInt64 = 0
+    /// The running tasks' records, by task identifier, and when the last task that was not a
+    /// paced download's part ended.
+    private struct Registry {
+        var records: [Int: Record] = [:]
+        /// Uptime, in nanoseconds; 0 before any ended.
+        var othersLastEnded: UInt64 = 0
+
+        subscript(_ id: Int) -> Record? {
+            get { records[id] }
+            set { records[id] = newValue }
+        }
+
+        /// Forgets a task that ended at `now`, and returns its record.
+        mutating func ended(_ id: Int, at now: UInt64) -> Record? {
+            let record = records.removeValue(forKey: id)
+            if record?.isPart == false { othersLastEnded = now }
+            return record
+        }
     }
 
-    private let tasks = Locked([Int: Record]())
-    private let others = Locked(Others())
+    private let tasks = Locked(Registry())
     /// Set when the scheduler has a cache of its own: then the session's `URLCache` (Apple
     /// platforms) neither answers nor stores, so that there is one cache.
     let leavesCachingToTheScheduler = Locked(false)
@@ -65,7 +77,6 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
                   isPart: Bool = false, completion: @escaping Completion) {
         let record = Record(policy: policy, completion: completion, bodyLength: body.bodyLength, progress: progress,
                             sink: body.responseSink, isPart: isPart)
-        if !isPart { others.withLock { $0.running += 1 } }
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -74,7 +85,9 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     /// they wait little for it. One that ended before the download began does not count.
     func othersAreActive(since: UInt64 = 0, within window: UInt64) -> Bool {
         let now = DispatchTime.now().uptimeNanoseconds
-        return others.withLock { $0.running > 0 || ($0.lastEnded > since && now &- $0.lastEnded < window) }
+        return tasks.withLock { tasks in
+            tasks.records.values.contains { !$0.isPart } || (tasks.othersLastEnded > since && now &- tasks.othersLastEnded < window)
+        }
     }
 
     // MARK: - The request body
@@ -169,14 +182,8 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if !record.isPart {
-            let now = DispatchTime.now().uptimeNanoseconds
-            others.withLock { others in
-                others.running -= 1
-                others.lastEnded = now
-            }
-        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard let record = tasks.withLock({ $0.ended(task.taskIdentifier, at: now) }) else { return }
         let response = task.response as? HTTPURLResponse
         if let sinkError = record.sinkError {
             record.completion(.failure(sinkError))
