@@ -23,7 +23,9 @@ import FoundationNetworking
 /// process ("Trying to access a behaviour for a task that in not in the registry"), and the
 /// scheduler cancels a running task whenever its last caller leaves.
 public final class URLSessionTransport: HTTPTransport {
-    /// The session that runs the tasks: made by the transport, with its delegate.
+    /// The session that runs the tasks: made by the transport, with its delegate (and on Linux a
+    /// delegate queue that runs the session's callbacks on one serial dispatch queue; see
+    /// <doc:PlatformNotes>).
     public let session: URLSession
     let delegate: TransportSessionDelegate
 
@@ -44,7 +46,11 @@ public final class URLSessionTransport: HTTPTransport {
         copy.httpShouldSetCookies = false
         copy.httpCookieAcceptPolicy = .never
         delegate = TransportSessionDelegate()
+        #if canImport(FoundationNetworking)
+        session = URLSession(configuration: copy, delegate: delegate, delegateQueue: SessionDelegateQueue())
+        #else
         session = URLSession(configuration: copy, delegate: delegate, delegateQueue: nil)
+        #endif
     }
 
     /// A transport over a session like `session`: its configuration, with the transport's own
