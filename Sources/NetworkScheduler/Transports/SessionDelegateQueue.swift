@@ -7,9 +7,9 @@ import Foundation
 ///
 /// FoundationNetworking hands every delegate callback to its session's delegate queue as a
 /// closure (`addOperation(_:)`), one for each 16 KiB of a body. Through `OperationQueue`'s own
-/// machinery each is an operation made, scheduled, started and observed to its end: a quarter
-/// of the CPU a data task spent on a 1 GiB download. Here a closure is one `async`, in the
-/// order it came. An `Operation` added to it still goes through that machinery, onto the same
+/// machinery each is an operation made, scheduled, started and observed to its end, which cost
+/// a large download more than writing its chunks (Benchmarks/RUNS.md, the forty-seventh run).
+/// Here a closure is one `async`, in the order it came. An `Operation` added to it still goes through that machinery, onto the same
 /// serial queue, so that its dependencies are kept.
 ///
 /// It cannot be suspended (`isSuspended` holds back only operations, not the closures the
