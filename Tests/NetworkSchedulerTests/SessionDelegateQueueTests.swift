@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 import Testing
 @testable import NetworkScheduler
+import NetworkSchedulerTesting
 
 /// The delegate queue of the transport's session on Linux: FoundationNetworking's callbacks
 /// arrive as closures, which must run one at a time, in the order they were added.
@@ -50,18 +51,26 @@ import Testing
 
     @Test func anOperationRunsOnTheSameSerialQueueAsTheClosures() {
         let queue = SessionDelegateQueue()
+        let onSerial = DispatchSpecificKey<Bool>()
+        queue.serial.setSpecific(key: onSerial, value: true)
         let runs = Runs()
+        let elsewhere = EventLog<Int>()
         for index in 0..<300 {
+            let work = { @Sendable in
+                if DispatchQueue.getSpecific(key: onSerial) != true { elsewhere.append(index) }
+                runs.run(index)
+            }
             if index % 3 == 0 {
-                queue.addOperation(BlockOperation { runs.run(index) })
+                queue.addOperation(BlockOperation(block: work))
             } else {
-                queue.addOperation { runs.run(index) }
+                queue.addOperation(work)
             }
         }
         queue.waitUntilAllOperationsAreFinished()
         let (order, overlapped) = runs.snapshot
         #expect(Set(order) == Set(0..<300))
         #expect(!overlapped)
+        #expect(elsewhere.elements.isEmpty)
     }
 
     @Test func theTransportsSessionUsesIt() {

@@ -16,11 +16,12 @@ import Foundation
 /// session adds).
 final class SessionDelegateQueue: OperationQueue, @unchecked Sendable {
     // Safety: its one stored property is a dispatch queue, set once.
-    private let serial = DispatchQueue(label: "NetworkScheduler.URLSession.delegate")
+    /// Where everything added to it runs.
+    let serial = DispatchQueue(label: "NetworkScheduler.URLSession.delegate")
 
     override init() {
         super.init()
-        name = "NetworkScheduler.URLSession.delegate"
+        name = serial.label
         maxConcurrentOperationCount = 1
         underlyingQueue = serial
     }
