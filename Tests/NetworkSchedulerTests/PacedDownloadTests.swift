@@ -51,7 +51,7 @@ import NetworkSchedulerTesting
             transport.delegate.register(other, policy: TransportPolicy(), body: TransportRequest(URLRequest(url: other.originalRequest!.url!)),
                                         progress: nil) { _ in }
         }
-        let download = PacedDownload(session: transport.session, delegate: transport.delegate, request: request, sink: file,
+        let download = PacedDownload(session: transport.session, lifecycle: transport.lifecycle, delegate: transport.delegate, request: request, sink: file,
                                      policy: TransportPolicy(), segment: segment, yieldingSegment: yieldingSegment) { ended.append($0) }
         download.start()
         if cancelling { download.cancel() }

@@ -20,6 +20,9 @@ extension AsyncHTTPClientTransport {
             return error
         case is CancellationError:
             return URLError(.cancelled)
+        case HTTPClientError.alreadyShutdown:
+            // A client given to the transport, shut down by its owner.
+            return ServiceError.transportClosed
         case let error as HTTPClientError:
             return URLError(code(of: error), userInfo: [NSLocalizedDescriptionKey: error.description])
         case is ResponseAccumulator.ResponseTooBigError, NIOHTTPDecompression.DecompressionError.limit:

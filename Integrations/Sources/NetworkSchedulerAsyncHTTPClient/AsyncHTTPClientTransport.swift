@@ -51,6 +51,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     public let maximumConnectionsPerHost: Int
     /// Whether the transport made its client, and so shuts it down.
     private let ownsClient: Bool
+    /// Open until ``shutdown()``: the schedulers using the transport end their callers when it
+    /// closes, and a request sent afterwards ends with `ServiceError.transportClosed`.
+    public let lifecycle = TransportLifecycle()
 
     /// Redirects one request follows at most, as browsers do.
     static let maximumRedirects = 20
@@ -94,10 +97,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         if ownsClient { _ = client.shutdown() }
     }
 
-    /// Shuts down the client the transport made, after its requests in flight were cancelled;
-    /// a client you gave it is yours to shut down, and this does nothing.
+    /// Shuts down the client the transport made: every scheduler using the transport ends the
+    /// callers it holds (waiting, backing off or on the wire) with `ServiceError.cancelled`,
+    /// and a request sent afterwards ends with `ServiceError.transportClosed`. A client you gave
+    /// it is yours to shut down, and this does nothing.
     public func shutdown() async throws {
         guard ownsClient else { return }
+        lifecycle.close()
         try await client.shutdown()
     }
 
@@ -118,11 +124,22 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // The whole exchange, redirects included, as the scheduler's own attempt deadline; but
         // a transfer (an upload from a file, a download to one) has a deadline on stalling,
         // which the scheduler keeps and moves as the body goes (it cancels the task then).
+        guard !lifecycle.isClosed else {
+            completion(.failure(ServiceError.transportClosed))
+            return Unsent()
+        }
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 3_600
         let isTransfer = request.bodyFile != nil || request.responseSink != nil
         let deadline: NIODeadline? = isTransfer ? nil : .now() + .nanoseconds(Int64(timeout * 1_000_000_000))
         let exchange = Exchange(client: client, policy: policy, deadline: deadline, progress: progress, completion: completion)
         exchange.send(request, redirectsLeft: Self.maximumRedirects)
         return exchange
+    }
+}
+
+extension AsyncHTTPClientTransport {
+    /// What a shut-down transport returns for a request it did not send: nothing to cancel.
+    struct Unsent: TransportTask {
+        func cancel() {}
     }
 }

@@ -40,6 +40,7 @@ extension ServiceError: CustomStringConvertible, CustomDebugStringConvertible, C
         case .cancelled: return "cancelled"
         case .deadlineExceeded: return "deadlineExceeded"
         case .lineFull(let host): return "lineFull(host: \(host))"
+        case .transportClosed: return "transportClosed"
         case .server(let value): return "server(\(response(value)))"
         case .idempotencyKeyInUse(let value): return "idempotencyKeyInUse(\(response(value)))"
         case .idempotencyKeyMismatch(let value): return "idempotencyKeyMismatch(\(response(value)))"

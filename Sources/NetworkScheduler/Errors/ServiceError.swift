@@ -51,6 +51,10 @@ public enum ServiceError: Error, Sendable, Equatable {
     /// (``RequestScheduler/Configuration-swift.struct/maximumWaitingPerHost``), and it was the
     /// newest of the least urgent requests waiting there.
     case lineFull(host: String)
+    /// The transport was shut down (``URLSessionTransport/invalidate()``, or its
+    /// ``TransportLifecycle`` closed) before this request reached it. Callers in flight or
+    /// waiting when it closed end ``cancelled``; this is for a request sent after.
+    case transportClosed
     /// The server answered with a status the resource does not accept.
     case server(ServiceError.ServerResponse)
     /// 409 to a request with an `Idempotency-Key`: the first request with that key is still
@@ -153,6 +157,7 @@ extension ServiceError {
         case .cancelled: "cancelled"
         case .deadlineExceeded: "deadlineExceeded"
         case .lineFull: "lineFull"
+        case .transportClosed: "transportClosed"
         case .server: "server"
         case .idempotencyKeyInUse: "idempotencyKeyInUse"
         case .idempotencyKeyMismatch: "idempotencyKeyMismatch"
@@ -203,6 +208,8 @@ extension ServiceError: LocalizedError {
             return "The request did not end within its deadline."
         case .lineFull(let host):
             return "Too many requests were waiting for \(host), so this one was not sent."
+        case .transportClosed:
+            return "The connection to the server was shut down, so this request was not sent."
         case .server(let response):
             if let message = response.message {
                 return "The server answered \(response.statusCode): \(message)"

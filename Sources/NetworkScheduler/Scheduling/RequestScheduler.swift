@@ -97,6 +97,9 @@ public final class RequestScheduler: Sendable {
         if configuration.cache != nil { (configuration.transport as? URLSessionTransport)?.leaveCachingToTheScheduler() }
         attempts.name = "NetworkScheduler attempts"
         timer.start { [weak self] in self?.timerFired() }
+        // A transport shut down ends every caller waiting for it, at once: one backing off
+        // for a minute's `Retry-After` would otherwise learn of it only when it is sent.
+        configuration.transport.lifecycle.whenClosed { [weak self] in self?.cancelAll() }
         if let monitor = configuration.connectivityMonitor {
             setConnected(monitor.isConnected)
             monitor.start { [weak self] isConnected in self?.setConnected(isConnected) }

@@ -80,6 +80,16 @@ public protocol HTTPTransport: Sendable {
         progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask
+
+    /// Whether it is open: a scheduler ends every caller it holds when it closes. A transport
+    /// that can be shut down closes it first, and makes no task once it is closed (it completes
+    /// a request with ``ServiceError/transportClosed`` instead).
+    var lifecycle: TransportLifecycle { get }
+}
+
+extension HTTPTransport {
+    /// A lifecycle of its own that nobody closes: for a transport that is never shut down.
+    public var lifecycle: TransportLifecycle { TransportLifecycle() }
 }
 
 extension HTTPTransport {

@@ -42,6 +42,8 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
     // `writer`, a serial queue.
 
     private let session: URLSession
+    /// The transport's: each part's task is made only while the session is open.
+    private let lifecycle: TransportLifecycle
     private let delegate: TransportSessionDelegate
     private let request: TransportRequest
     private let policy: TransportPolicy
@@ -65,10 +67,11 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         var asksInParts = true
     }
 
-    init(session: URLSession, delegate: TransportSessionDelegate, request: TransportRequest, sink: any SegmentedSink,
+    init(session: URLSession, lifecycle: TransportLifecycle, delegate: TransportSessionDelegate, request: TransportRequest, sink: any SegmentedSink,
          policy: TransportPolicy, segment: Int64 = 8 << 20, yieldingSegment: Int64 = 256 << 10,
          completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
         self.session = session
+        self.lifecycle = lifecycle
         self.delegate = delegate
         self.request = request
         self.sink = sink
@@ -92,7 +95,9 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         var urlRequest = URLSessionTransport.prepared(request.urlRequest)
         // The part asked for now, whatever an earlier attempt's resume asked for.
         for name in ["Range", "If-Range"] { urlRequest.setValue(headers[name], forHTTPHeaderField: name) }
-        let task = session.dataTask(with: urlRequest)
+        guard let task = lifecycle.ifOpen({ session.dataTask(with: urlRequest) }) else {
+            return writer.async { [self] in completion(.failure(ServiceError.transportClosed)) }
+        }
         var forDelegate = request
         forDelegate.responseSink = self
         delegate.register(task, policy: policy, body: forDelegate, progress: nil, isPart: true) { [self] in ended($0) }

@@ -28,6 +28,9 @@ public final class URLSessionTransport: HTTPTransport {
     /// <doc:PlatformNotes>).
     public let session: URLSession
     let delegate: TransportSessionDelegate
+    /// Open until ``invalidate()``; every task of the session is made inside it, since
+    /// FoundationNetworking traps on a task asked of an invalidated session.
+    public let lifecycle = TransportLifecycle()
 
     /// A transport over a session of its own with `configuration` (a copy; on Linux without
     /// its `URLCache`).
@@ -73,8 +76,12 @@ public final class URLSessionTransport: HTTPTransport {
         delegate.leavesCachingToTheScheduler.withLock { $0 = true }
     }
 
-    /// Cancels the tasks in flight and releases the session: for a transport you are done with.
+    /// Shuts the transport down, for good: every scheduler using it ends the callers it holds
+    /// (waiting, backing off or on the wire) with ``ServiceError/cancelled``, the session's
+    /// tasks are cancelled and the session released, and a request sent afterwards ends with
+    /// ``ServiceError/transportClosed``. Calling it again does nothing.
     public func invalidate() {
+        guard lifecycle.close() else { return }
         session.invalidateAndCancel()
     }
 
@@ -118,22 +125,26 @@ public final class URLSessionTransport: HTTPTransport {
         if request.bodyFile == nil, let download = request.responseSink as? any SegmentedSink {
             // FoundationNetworking cannot stop reading a connection: a download is asked for in
             // parts instead, so that no more than one waits in memory.
-            let paced = PacedDownload(session: session, delegate: delegate, request: request, sink: download,
+            let paced = PacedDownload(session: session, lifecycle: lifecycle, delegate: delegate, request: request, sink: download,
                                       policy: policy, completion: completion)
             paced.reprioritize(to: policy.priority)
             paced.start()
             return paced
         }
         #endif
-        let task: URLSessionTask
-        if let file = request.bodyFile {
-            // An upload task, which sends the file's size as `Content-Length` and reads it a
-            // chunk at a time. Not a body stream: FoundationNetworking sends one with both
-            // `Content-Length` and `Transfer-Encoding: chunked`, a request servers must refuse.
-            urlRequest.httpBody = nil
-            task = session.uploadTask(with: urlRequest, fromFile: file.url)
-        } else {
-            task = session.dataTask(with: urlRequest)
+        let made = lifecycle.ifOpen { () -> URLSessionTask in
+            if let file = request.bodyFile {
+                // An upload task, which sends the file's size as `Content-Length` and reads it a
+                // chunk at a time. Not a body stream: FoundationNetworking sends one with both
+                // `Content-Length` and `Transfer-Encoding: chunked`, a request servers must refuse.
+                urlRequest.httpBody = nil
+                return session.uploadTask(with: urlRequest, fromFile: file.url)
+            }
+            return session.dataTask(with: urlRequest)
+        }
+        guard let task = made else {
+            completion(.failure(ServiceError.transportClosed))
+            return ClosedTransportTask()
         }
         // A new task has the default priority: set only another. FoundationNetworking sets it
         // by a synchronous hop onto the session's busy work queue, for a hint it ignores.
@@ -143,6 +154,11 @@ public final class URLSessionTransport: HTTPTransport {
         task.resume()
         return task
     }
+}
+
+/// What a closed transport returns for a request it did not send: there is nothing to cancel.
+struct ClosedTransportTask: TransportTask {
+    func cancel() {}
 }
 
 extension URLSessionTransport {

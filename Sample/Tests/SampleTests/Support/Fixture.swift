@@ -97,6 +97,12 @@ struct Fixture: Sendable {
         }
     }
 
+    /// Shuts the transport down as an app does when it is done with it: `invalidate()`, or
+    /// `shutdown()`. Doing it again when the test ends is harmless.
+    func closeTransport() async {
+        await shutDownTransport()
+    }
+
     private func shutDown() async {
         await shutDownTransport()
         await server.stop()
