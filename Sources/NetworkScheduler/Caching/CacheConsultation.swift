@@ -13,19 +13,20 @@ enum CacheConsultation {
     /// (conditional on a stored answer, if the context has one); nil when the cache leaves it alone.
     case send(PreparedRequest.CacheContext?)
 
-    /// Consults `cache` (nil: the scheduler has none) for `request`, sent with `policy`.
+    /// Consults `cache` (nil: the scheduler has none) for `request`, sent with `policy` by a
+    /// caller whose `terms` say which stored answers it may be given.
     ///
     /// A request without an identity (its ``RequestAdapter`` states none) is left alone: who it
     /// is for is known only once it has gone (``RequestIdentity``).
     ///
     /// - Parameter ignored: the headers the request's identity leaves out.
-    init(_ cache: ResponseCache?, for request: PreparedRequest, policy: CachePolicy, ignoring ignored: HeaderNames,
-         now: Date) {
+    init(_ cache: ResponseCache?, for request: PreparedRequest, policy: CachePolicy, terms: CallTerms,
+         ignoring ignored: HeaderNames, now: Date) {
         guard let cache else {
             self = policy == .onlyCache ? .notCached : .send(nil)
             return
         }
-        switch cache.decide(for: request, ignoring: ignored, policy: policy, now: now) {
+        switch cache.decide(for: request, ignoring: ignored, policy: policy, terms: terms, now: now) {
         case .bypass:
             self = .send(nil)
         case .notCached:

@@ -71,6 +71,21 @@ final class CachedResponse: Sendable {
     var lastModified: String? { fields["last-modified"] }
     var hasValidators: Bool { entityTag != nil || lastModified != nil }
 
+    /// Whether a caller with `terms` may be given it, for a request to `asked`: it came through
+    /// no redirect the caller would not follow, and is no larger than the caller's limit. The
+    /// cache is keyed by the URL asked, so an answer a redirect led to is found by callers who
+    /// would not have followed it.
+    func isAllowed(by terms: CallTerms, asked: String) -> Bool {
+        guard body.count <= terms.maximumResponseSize else { return false }
+        let answered = CacheKey.withoutFragment(url.absoluteString)
+        guard answered != asked else { return true }
+        switch terms.redirects {
+        case .follow: return true
+        case .sameOrigin: return ResponseCache.isSameOrigin(url, asked)
+        case .never: return false
+        }
+    }
+
     /// Whether `request` selects it: each field its `Vary` names has the value it had (§4.1).
     func isSelected(by request: PreparedRequest) -> Bool {
         varied.allSatisfy { name, value in Self.normalized(request.header(name)) == value }

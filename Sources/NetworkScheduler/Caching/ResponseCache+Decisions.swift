@@ -28,14 +28,16 @@ extension ResponseCache {
     private static let outageStatuses: Set<Int> = [500, 502, 503, 504]
 
     /// What to do with `request`, whose identity counts every header but `ignored`
-    /// (``RequestIdentity``).
-    func decide(for request: PreparedRequest, ignoring ignored: HeaderNames, policy: CachePolicy, now: Date) -> Decision {
+    /// (``RequestIdentity``), for a caller whose `terms` say which stored answers it may have.
+    func decide(for request: PreparedRequest, ignoring ignored: HeaderNames, policy: CachePolicy, terms: CallTerms,
+                now: Date) -> Decision {
         guard policy != .bypass, let key = CacheKey(request, ignoring: ignored), !request.hasBody,
               !Self.appConditionalFields.contains(where: { request.header($0) != nil }) else {
             return policy == .onlyCache ? .notCached : .bypass
         }
         let asked = RequestDirectives(request)
-        let found = policy.reads || policy == .revalidate ? stored(key).flatMap { $0.isSelected(by: request) ? $0 : nil } : nil
+        let found = policy.reads || policy == .revalidate
+            ? stored(key).flatMap { $0.isSelected(by: request) && $0.isAllowed(by: terms, asked: key.url) ? $0 : nil } : nil
         switch policy {
         case .bypass, .reload:
             return .send(key, validating: nil)

@@ -201,12 +201,14 @@ struct PreparedRequest: Sendable, Equatable {
     }
 
     /// The key that makes identical requests one call (``RequestIdentity``), or nil when it
-    /// must not be shared. A download's `destination` counts too, so that one call writes one file.
-    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, destination: URL? = nil) -> CallKey? {
+    /// must not be shared. Its callers' `terms` count too, and a download's `destination`, so
+    /// that one call writes one file.
+    func key(_ deduplication: Deduplication, ignoring ignored: HeaderNames, terms: CallTerms? = nil,
+             destination: URL? = nil) -> CallKey? {
         switch deduplication {
         case .disabled: nil
-        case .key(let key): CallKey(custom: key)
-        case .automatic: RequestIdentity(self, ignoring: ignored).map { CallKey($0, destination: destination) }
+        case .key(let key): CallKey(custom: key, terms: terms)
+        case .automatic: RequestIdentity(self, ignoring: ignored).map { CallKey($0, terms: terms, destination: destination) }
         }
     }
 

@@ -8,9 +8,12 @@ import FoundationNetworking
 // and the answer of a request the cache sent goes through the cache before its callers get it.
 extension RequestScheduler {
     /// What the cache made of `handle`'s request; `handle` has ended if the cache answered it
-    /// (with a stored answer, or with ``ServiceError/notCached``).
-    func consultCache(for handle: RequestHandle, _ submission: Submission, _ request: PreparedRequest) -> CacheConsultation {
-        let consultation = CacheConsultation(configuration.cache, for: request, policy: submission.cachePolicy,
+    /// (with a stored answer, or with ``ServiceError/notCached``). A stored answer its `terms`
+    /// forbid (one that came through a redirect it would not follow, or larger than its limit)
+    /// is not its answer.
+    func consultCache(for handle: RequestHandle, _ submission: Submission, _ request: PreparedRequest,
+                      terms: CallTerms) -> CacheConsultation {
+        let consultation = CacheConsultation(configuration.cache, for: request, policy: submission.cachePolicy, terms: terms,
                                              ignoring: headersIgnoredByTheCache, now: clock.now)
         switch consultation {
         case .send:

@@ -320,10 +320,12 @@ public final class RequestScheduler: Sendable {
             fail(handle, with: error)
             return
         }
+        let terms = submission.terms(timeout: request.timeout, defaultSize: configuration.maximumResponseSize,
+                                     defaultRetry: configuration.retryPolicy)
         // First: a caller the cache answers needs nothing more.
-        guard case .send(let cacheContext) = consultCache(for: handle, submission, request) else { return }
+        guard case .send(let cacheContext) = consultCache(for: handle, submission, request, terms: terms) else { return }
         // Made before taking the lock, which every request and every completion takes.
-        let key = request.key(submission.deduplication, ignoring: headersIgnoredByDeduplication,
+        let key = request.key(submission.deduplication, ignoring: headersIgnoredByDeduplication, terms: terms,
                               destination: submission.downloadDestination)
         // After the key: the cache's conditional fields do not change what is asked.
         if let cacheContext { request.send(for: cacheContext) }

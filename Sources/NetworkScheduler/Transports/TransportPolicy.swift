@@ -1,7 +1,7 @@
 /// What a transport must enforce for one attempt, whatever the server does.
 public struct TransportPolicy: Sendable {
     /// Which redirects a request follows.
-    public enum Redirects: Sendable, Equatable {
+    public enum Redirects: Sendable, Hashable {
         /// Follows every redirect; one that changes scheme, host or port drops the credential
         /// headers (``credentialHeaders``, and those of the scheduler's
         /// ``RequestScheduler/Configuration-swift.struct/credentialHeaders``) and the headers
