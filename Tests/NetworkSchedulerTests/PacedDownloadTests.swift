@@ -13,20 +13,42 @@ import NetworkSchedulerTesting
 
     /// A server of `body` with a strong `ETag`, which serves `Range: bytes=A-B` (and `If-Range`)
     /// unless told to ignore ranges; every request's range is logged.
-    private static func server(_ body: Data, ignoresRanges: Bool = false, ranges: EventLog<String?>) -> StubURLProtocol.Handler {
+    /// How the server misbehaves, within what RFC 9110 allows or not.
+    private enum Quirk {
+        case none
+        /// `Content-Range: bytes A-B/*`: it does not say the body's length.
+        case withholdsTheLength
+        /// Sends no `ETag` (nor `Last-Modified`): nothing can name the version.
+        case namesNoVersion
+        /// Answers a part after the first, whatever `If-Range` names, from another version.
+        case changesVersionAfterTheFirstPart
+    }
+
+    private static func server(_ body: Data, ignoresRanges: Bool = false, quirk: Quirk = .none,
+                               ranges: EventLog<String?>) -> StubURLProtocol.Handler {
         { request, _ in
             let range = request.value(forHTTPHeaderField: "Range")
             ranges.append(range.map { range in request.value(forHTTPHeaderField: "If-Range").map { "\(range) if \($0)" } ?? range })
             let matches = request.value(forHTTPHeaderField: "If-Range").map { $0 == "\"v1\"" } ?? true
+            let tag: HeaderFields = quirk == .namesNoVersion ? [:] : ["ETag": "\"v1\""]
             guard !ignoresRanges, matches, let range, range.hasPrefix("bytes=") else {
-                return .streams(headers: ["ETag": "\"v1\"", "Content-Length": "\(body.count)"], chunks: [body])
+                var whole = tag
+                whole["Content-Length"] = "\(body.count)"
+                return .streams(headers: whole, chunks: [body])
             }
             let bounds = range.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
             let start = Int(bounds[0]) ?? 0
             guard start < body.count else { return .respond(status: 416, headers: ["Content-Range": "bytes */\(body.count)"]) }
             let end = min(body.count - 1, Int(bounds[1]) ?? body.count - 1)
-            return .streams(status: 206, headers: ["ETag": "\"v1\"", "Content-Range": "bytes \(start)-\(end)/\(body.count)"],
-                            chunks: [body.subdata(in: start..<(end + 1))])
+            let total = quirk == .withholdsTheLength ? "*" : "\(body.count)"
+            var part = body.subdata(in: start..<(end + 1))
+            var partTag = tag
+            if quirk == .changesVersionAfterTheFirstPart, start > 0 {
+                part = Data(repeating: 0xEE, count: part.count)
+                partTag = ["ETag": "\"v2\""]
+            }
+            partTag["Content-Range"] = "bytes \(start)-\(end)/\(total)"
+            return .streams(status: 206, headers: partTag, chunks: [part])
         }
     }
 
@@ -105,6 +127,54 @@ import NetworkSchedulerTesting
         #expect(!transport.delegate.othersAreActive(within: 0))
         // Ended before a download began: it does not count for that download.
         #expect(!transport.delegate.othersAreActive(since: DispatchTime.now().uptimeNanoseconds, within: 60_000_000_000))
+    }
+
+    /// `bytes 0-2999/*` is valid (RFC 9110 §14.4): the length is unknown, not 3,000 bytes. The
+    /// first part's end was taken for the body's, and a 10 MB file saved as 8 MiB succeeded.
+    @Test(arguments: [8_000, 9_000])
+    func aBodyWhoseLengthTheServerWithholdsIsAskedForUntilItEnds(length: Int) async throws {
+        let ranges = EventLog<String?>()
+        let body = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+
+        let (outcome, saved) = try await Self.download(from: "star-\(length).paced.test", segment: 3_000,
+                                                       handler: Self.server(body, quirk: .withholdsTheLength, ranges: ranges))
+
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(saved == body)
+        // 8,000 bytes end in a short part; 9,000 in a full one, past which the server finds nothing.
+        let expected = ["bytes=0-2999", "bytes=3000-5999 if \"v1\"", "bytes=6000-8999 if \"v1\""]
+            + (length == 9_000 ? ["bytes=9000-11999 if \"v1\""] : [])
+        #expect(ranges.elements == expected)
+    }
+
+    /// Without a version the rest cannot be asked for safely: each attempt asked for the first
+    /// part only, and a file larger than a part could never be delivered.
+    @Test func aServerThatNamesNoVersionSendsTheWholeBodyAfterTheFirstPart() async throws {
+        let ranges = EventLog<String?>()
+
+        let (outcome, saved) = try await Self.download(from: "unversioned.paced.test", segment: 3_000,
+                                                       handler: Self.server(Self.body, quirk: .namesNoVersion, ranges: ranges))
+
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(saved == Self.body)
+        #expect(ranges.elements == ["bytes=0-2999", nil])
+    }
+
+    /// A 206 whose `ETag` is not the one `If-Range` named is another version's part: written
+    /// after the first, it made one file of two versions.
+    @Test func aPartOfAnotherVersionFailsTheDownloadAndLeavesNoFile() async throws {
+        let ranges = EventLog<String?>()
+
+        let (outcome, saved) = try await Self.download(from: "spliced.paced.test", segment: 3_000,
+                                                       handler: Self.server(Self.body, quirk: .changesVersionAfterTheFirstPart,
+                                                                            ranges: ranges))
+
+        #expect { try outcome.get() } throws: { error in
+            if case .badServerResponse = error as? ServiceError { return true }
+            return false
+        }
+        #expect(saved == nil)
+        #expect(ranges.elements == ["bytes=0-2999", "bytes=3000-5999 if \"v1\""])
     }
 
     @Test func aServerThatIgnoresRangesSendsTheWholeBodyOnce() async throws {

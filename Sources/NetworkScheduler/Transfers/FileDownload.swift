@@ -33,7 +33,13 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         var handle: FileHandle?
         /// The bytes in the partial file now.
         var length: Int64 = 0
+        /// The whole body's length, if the server said it (a `Content-Range` of `*` does not).
         var expected: Int64?
+        /// Where the part being written ends, past its last byte, if it is a part.
+        var partEnd: Int64?
+        /// Where the part asked for ends, past its last byte: a part that ends there may not be
+        /// the body's last, when its whole length is unknown.
+        var askedEnd: Int64?
         var isAccepted = false
         var isSettled = false
         /// Writing failed: what was written is not kept.
@@ -95,18 +101,29 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         let asked = state.withLock { $0.offset }
         var start: Int64 = 0
         var expected = head.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+        var partEnd: Int64?
+        var validator = Self.validator(of: head)
         if head.statusCode == 206 {
             guard let range = head.value(forHTTPHeaderField: "Content-Range").flatMap(Self.contentRange), range.start == asked else {
                 discardPartial()
-                throw ServiceError.badServerResponse(URLError(.badServerResponse, userInfo: [
-                    NSLocalizedDescriptionKey: "the server answered another range than the download asked for"]))
+                throw Self.refused("the server answered another range than the download asked for")
+            }
+            // A part of another version than the one `If-Range` named is never written after it;
+            // one that names none is the version named, as `If-Range` asked.
+            let named = state.withLock { $0.validator }
+            if asked > 0, let named {
+                if let validator, validator != named {
+                    discardPartial()
+                    throw Self.refused("the server answered a part of another version of the file than the download has")
+                }
+                validator = named
             }
             start = asked
-            expected = range.total ?? expected.map { asked + $0 }
+            partEnd = range.end + 1
+            expected = range.total
         }
         if let expected, expected > Int64(limit) { throw ServiceError.responseTooLarge(limit: limit) }
         let handle = try open(from: start)
-        let validator = Self.validator(of: head)
         try? FileManager.default.removeItem(at: version)
         if let validator { try? Data(validator.utf8).write(to: version) }
         let replaced = state.withLock { state in
@@ -114,6 +131,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
                 state.handle = handle
                 state.length = start
                 state.expected = expected
+                state.partEnd = partEnd
                 state.isAccepted = true
                 state.validator = validator
                 state.status = head.statusCode
@@ -143,13 +161,24 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     func nextSegment(size: Int64) -> HeaderFields? {
         state.withLock { state in
             if state.isAccepted {
-                // A whole body (200), a body whose end is known and reached, or one that cannot
-                // be asked for again by its version, is done with.
-                guard state.status == 206, let expected = state.expected, state.length < expected, state.validator != nil,
-                      !state.writeFailed else { return nil }
-                state.offset = state.length
+                // A whole body (200) is done with, and so is a body whose end is reached: its
+                // length, or, when the server gave none (`*`), a part shorter than asked.
+                guard state.status == 206, !state.writeFailed else { return nil }
+                if let expected = state.expected {
+                    guard state.length < expected else { return nil }
+                } else {
+                    guard let askedEnd = state.askedEnd, state.length >= askedEnd else { return nil }
+                }
                 state.isAccepted = false
+                guard state.validator != nil else {
+                    // The rest cannot be asked for by its version: the whole body, in one request.
+                    state.offset = 0
+                    state.askedEnd = nil
+                    return [:]
+                }
+                state.offset = state.length
             }
+            state.askedEnd = state.offset + size
             var headers: HeaderFields = ["Range": "bytes=\(state.offset)-\(state.offset + size - 1)"]
             // The first segment of a new download has no version to name: whatever comes is its.
             if state.offset > 0, let validator = state.validator { headers["If-Range"] = validator }
@@ -157,12 +186,21 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         }
     }
 
+    /// Whether the body has ended at a part's end although its whole length is unknown, so that
+    /// the server finds nothing at the next range (416).
+    var endedWithoutLength: Bool {
+        state.withLock { state in
+            state.expected == nil && state.offset > 0 && state.length == state.offset && !state.isAccepted
+        }
+    }
+
     /// The attempt succeeded: the body must be whole, and then replaces the destination.
     func finish() throws(ServiceError) {
-        let (handle, length, expected) = state.withLock { state in
+        let (handle, length, knownEnd) = state.withLock { state in
             defer { state.handle = nil }
-            return (state.handle, state.length, state.expected)
+            return (state.handle, state.length, state.expected ?? state.partEnd)
         }
+        let expected = knownEnd
         try? handle?.close()
         if let expected, length > expected {
             // More than the server said: which bytes are the body's cannot be known.
@@ -269,14 +307,19 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         return nil
     }
 
+    /// An answer the download cannot write, as an error.
+    private static func refused(_ reason: String) -> ServiceError {
+        .badServerResponse(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: reason]))
+    }
+
     /// `bytes START-END/TOTAL` (TOTAL may be `*`).
-    static func contentRange(_ value: String) -> (start: Int64, total: Int64?)? {
+    static func contentRange(_ value: String) -> (start: Int64, end: Int64, total: Int64?)? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1)
         guard spec.count == 2 else { return nil }
         let bounds = spec[0].split(separator: "-", maxSplits: 1)
         guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start >= 0, end >= start else { return nil }
-        return (start, spec[1] == "*" ? nil : Int64(spec[1]))
+        return (start, end, spec[1] == "*" ? nil : Int64(spec[1]))
     }
 }

@@ -9,6 +9,10 @@ protocol SegmentedSink: ResponseBodySink {
     /// Whether it took the last head's body.
     var isAccepted: Bool { get }
 
+    /// Whether the body ended at the last part's end, its whole length unknown: a 416 for the
+    /// next part then ends the download.
+    var endedWithoutLength: Bool { get }
+
     /// The headers that ask for the next part, of `size` bytes at most, once what was written
     /// is all written; nil when the body is whole, or when it cannot be asked for again by the
     /// version the server named. The first is asked for before any head.
@@ -26,8 +30,11 @@ protocol SegmentedSink: ResponseBodySink {
 /// the download's own, has written the last: what waits in memory is at most one part.
 ///
 /// A server that ignores ranges answers the whole body to the first request, read as it comes;
-/// one that names no version gets a single request for the rest; a changed file (a 200 to an
-/// `If-Range`) starts over, as a resume does.
+/// one that names no version gets the whole body in one request after its first part (the rest
+/// cannot be asked for by its version); a part of another version than `If-Range` named fails
+/// the attempt; a changed file (a 200 to an `If-Range`) starts over, as a resume does. When
+/// `Content-Range` gives no length (`*`), the body ends at the first part shorter than asked,
+/// or where the server finds nothing past the last (416).
 ///
 /// It is the transport's task: cancelling it cancels whichever data task runs, and its
 /// completion is called once, after the writer wrote everything it was given.
@@ -65,6 +72,9 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         var priority: RequestPriority?
         /// Whether the last request asked for a part; the first asks without one after a 416.
         var asksInParts = true
+        /// The answer to the last part written, which ends the download if the server finds
+        /// nothing past it.
+        var lastPart: TransportResponse?
     }
 
     init(session: URLSession, lifecycle: TransportLifecycle, delegate: TransportSessionDelegate, request: TransportRequest, sink: any SegmentedSink,
@@ -162,12 +172,15 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
             if let writeError { return completion(.failure(writeError)) }
             guard !isCancelled, case .success(let response) = result else { return completion(result) }
             if response.statusCode == 416, askedInParts, !sink.isAccepted {
-                // Nothing at that range: an empty body, most likely. Asked for whole instead.
+                // Nothing past the last part of a body whose length was not given: it ended there.
+                if sink.endedWithoutLength, let last = state.withLock({ $0.lastPart }) { return completion(.success(last)) }
+                // Nothing at the first range: an empty body, most likely. Asked for whole instead.
                 return send([:])
             }
             guard (200..<300).contains(response.statusCode), let next = sink.nextSegment(size: nextSize) else {
                 return completion(result)
             }
+            state.withLock { $0.lastPart = response }
             send(next)
         }
     }
