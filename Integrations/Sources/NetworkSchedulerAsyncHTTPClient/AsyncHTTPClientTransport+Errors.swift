@@ -20,7 +20,7 @@ extension AsyncHTTPClientTransport {
             return error
         case is CancellationError:
             return URLError(.cancelled)
-        case HTTPClientError.alreadyShutdown:
+        case let error as HTTPClientError where error == .alreadyShutdown:
             // A client given to the transport, shut down by its owner.
             return ServiceError.transportClosed
         case let error as HTTPClientError:
