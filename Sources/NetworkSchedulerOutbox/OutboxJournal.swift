@@ -39,6 +39,8 @@ final class OutboxJournal: Sendable {
     }
 
     let file: URL
+    /// The file as ``open`` names it, its folders' links resolved.
+    private let claimedPath: String
     /// The file open for appending, until closed; every use of it is under this lock.
     private let handle: Locked<FileHandle?>
     private let synchronizer: Synchronizer
@@ -48,11 +50,12 @@ final class OutboxJournal: Sendable {
 
     /// The journal at `file`, made if it is not there; its folder must exist.
     init(file: URL, synchronizer: Synchronizer = .disk) throws(ServiceError) {
-        let path = file.standardizedFileURL.path
+        let path = file.claimablePath
         guard Self.open.withLock({ $0.insert(path).inserted }) else {
             throw .invalidRequest(reason: "\(file.lastPathComponent) is open already in this process")
         }
         self.file = file
+        claimedPath = path
         self.synchronizer = synchronizer
         do {
             handle = Locked(try Self.openForAppending(file))
@@ -74,7 +77,7 @@ final class OutboxJournal: Sendable {
         }
         guard let closed else { return }
         try? closed.close()
-        Self.open.withLock { _ = $0.remove(file.standardizedFileURL.path) }
+        Self.open.withLock { _ = $0.remove(claimedPath) }
     }
 
     /// Appends `payload` as one record and, unless `synchronize` is false, waits until the disk
@@ -118,7 +121,7 @@ final class OutboxJournal: Sendable {
                     if (try? open.truncate(atOffset: end)) == nil {
                         try? open.close()
                         handle = nil
-                        Self.open.withLock { _ = $0.remove(file.standardizedFileURL.path) }
+                        Self.open.withLock { _ = $0.remove(claimedPath) }
                     }
                     throw Self.cannotWrite(file, error)
                 }

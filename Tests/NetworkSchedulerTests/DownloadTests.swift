@@ -232,6 +232,35 @@ import NetworkSchedulerTesting
         #expect(Self.contents(of: first) == Self.body && Self.contents(of: second) == Self.body)
     }
 
+    /// One file under two names, through a symlinked folder: two downloads of two versions
+    /// wrote it at once, and one reported success holding the other's bytes or a mix.
+    @Test func oneFileUnderTwoNamesIsWrittenByOneDownloadAtATime() async throws {
+        let folder = try Self.folder()
+        defer { Self.cleanUp(folder) }
+        let real = folder.appendingPathComponent("real")
+        let link = folder.appendingPathComponent("link")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let harness = Harness { _ in .hold }
+        let outcomes = Outcomes<URL>()
+
+        // Given version A on its way to real/f.bin.
+        harness.api.send(.download("export/a", to: real.appendingPathComponent("f.bin")), completion: outcomes.completion("A"))
+        await harness.transport.arrivals.wait(for: 1)
+
+        // When version B is asked for link/f.bin, the same file, then it is refused unsent.
+        harness.api.send(.download("export/b", to: link.appendingPathComponent("f.bin")), completion: outcomes.completion("B"))
+        let refused = await outcomes.wait(for: 1)
+        #expect(refused["B"]?.failure == .invalidRequest(reason: "another download is writing to f.bin"))
+        harness.transport.release(with: .respond(body: Self.body))
+
+        // And A's file holds A's bytes.
+        let results = await outcomes.wait(for: 2)
+        #expect(results["A"]?.success == real.appendingPathComponent("f.bin"))
+        #expect(Self.contents(of: real.appendingPathComponent("f.bin")) == Self.body)
+        #expect(harness.transport.arrivals.count == 1)
+    }
+
     @Test func progressCountsFromWhatAResumedDownloadHad() async throws {
         let folder = try Self.folder()
         defer { Self.cleanUp(folder) }

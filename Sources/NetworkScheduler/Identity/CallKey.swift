@@ -21,7 +21,7 @@ struct CallKey: Hashable, Sendable {
     let hash: Int
 
     init(_ identity: RequestIdentity, terms: CallTerms? = nil, destination: URL? = nil) {
-        let path = destination?.standardizedFileURL.path
+        let path = destination?.claimablePath
         kind = .request(identity, destination: path)
         self.terms = terms
         var hasher = Hasher()

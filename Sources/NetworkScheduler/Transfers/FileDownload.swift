@@ -21,6 +21,8 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     // Safety: the mutable state is in `state`, behind its lock.
 
     let destination: URL
+    /// The destination as ``inUse`` names it, its folders' links resolved.
+    private let claimedPath: String
     private let limit: Int
     private let progress: @Sendable (TransferProgress) -> Void
     /// Told of each head the download is offered, whatever its status.
@@ -70,9 +72,11 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw .invalidRequest(reason: "the destination \(destination.lastPathComponent) is a folder")
         }
-        let claimed = Self.inUse.withLock { $0.insert(destination.standardizedFileURL.path).inserted }
+        let claimedPath = destination.claimablePath
+        let claimed = Self.inUse.withLock { $0.insert(claimedPath).inserted }
         guard claimed else { throw .invalidRequest(reason: "another download is writing to \(destination.lastPathComponent)") }
         self.destination = destination
+        self.claimedPath = claimedPath
         self.limit = limit
         self.onHead = onHead
         self.progress = progress
@@ -245,7 +249,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         }
         guard isFirst else { return }
         if !keepingPartial { discardPartial() }
-        Self.inUse.withLock { _ = $0.remove(destination.standardizedFileURL.path) }
+        Self.inUse.withLock { _ = $0.remove(claimedPath) }
     }
 
     private func discardPartial() {
