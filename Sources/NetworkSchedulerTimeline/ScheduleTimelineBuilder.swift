@@ -61,6 +61,9 @@ struct ScheduleTimelineBuilder {
     private var last: TimeInterval = 0
     private var calls: [Int: CallTrace] = [:]
     private var callOrder: [Int] = []
+    /// Joiners of a call not seen yet, by its number: a scheduler tells a call before its
+    /// joiners, but a recording of another source may not.
+    private var earlyJoiners: [Int: [(caller: RequestEvent.Caller, at: TimeInterval)]] = [:]
     private var callers: [RequestHandle.ID: CallerTrace] = [:]
     private var callerOrder: [RequestHandle.ID] = []
     private var hostOrder: [String] = []
@@ -83,8 +86,15 @@ struct ScheduleTimelineBuilder {
             calls[number] = call
             callOrder.append(number)
             enter(caller, call, joining: false, at: time)
+            for early in earlyJoiners.removeValue(forKey: number) ?? [] {
+                enter(early.caller, call, joining: true, at: max(early.at, time))
+            }
         case .joined(let caller):
-            guard let number = caller.callNumber, let call = calls[number] else { return }
+            guard let number = caller.callNumber else { return }
+            guard let call = calls[number] else {
+                earlyJoiners[number, default: []].append((caller, time))
+                return
+            }
             enter(caller, call, joining: true, at: time)
         case let .started(event, queuedFor):
             guard let call = calls[event.number] else { return }

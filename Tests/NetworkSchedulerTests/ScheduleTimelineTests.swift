@@ -121,6 +121,81 @@ import FoundationXML
 
     /// A busy stretch keeps room beside a long one: a millisecond between two starts is drawn
     /// wider than a linear axis would draw it, and every moment keeps its order.
+    /// Hears whether any `.joined` came before its call's `.enqueued`.
+    private final class CallOrder: RequestEvent.Monitor {
+        private let state = Locked((told: Set<Int>(), early: 0, joined: 0))
+        var early: Int { state.withLock { $0.early } }
+        var joined: Int { state.withLock { $0.joined } }
+        func record(_ event: RequestEvent) {
+            state.withLock { state in
+                switch event {
+                case .enqueued(let caller): if let number = caller.callNumber { state.told.insert(number) }
+                case .joined(let caller):
+                    state.joined += 1
+                    if let number = caller.callNumber, !state.told.contains(number) { state.early += 1 }
+                default: break
+                }
+            }
+        }
+    }
+
+    /// A monitor slow to hear that a call was made: it holds the thread that made the call
+    /// until the other caller's send has returned, as a monitor writing a log line may.
+    private final class SlowToHearACall: RequestEvent.Monitor {
+        let sendsReturned = EventLog<Void>()
+        private let heard = Locked(0)
+        func record(_ event: RequestEvent) {
+            guard case .enqueued = event else { return }
+            let round = heard.withLock { heard in
+                heard += 1
+                return heard
+            }
+            // Every earlier round's two sends and this round's joiner's.
+            _ = sendsReturned.waitBlocking(for: 2 * round - 1, timeout: 5)
+        }
+    }
+
+    /// Two equal POSTs from two threads at once, 60 rounds, the thread that made the call slow
+    /// to tell it: a `.joined` told first was dropped from the picture (37–40 of 40 shared
+    /// callers were counted).
+    @Test func everyJoinerIsToldAfterItsCallAndCountedInThePicture() async {
+        let slow = SlowToHearACall()
+        let recorder = ScheduleRecorder()
+        let order = CallOrder()
+        let harness = Harness(reply: { _ in .hold }, configure: { $0.eventMonitors += [slow, recorder, order] })
+        let outcomes = Outcomes<User>()
+        for round in 0..<60 {
+            let post = Resource<User>(.post, path: "posts", body: .json(NewPost(text: "round \(round)")))
+            for tap in 0..<2 {
+                DispatchQueue.global().async {
+                    harness.api.send(post, completion: outcomes.completion("\(round).\(tap)"))
+                    slow.sendsReturned.append(())
+                }
+            }
+            await slow.sendsReturned.wait(for: 2 * round + 2)
+            await harness.transport.arrivals.wait(for: round + 1)
+            #expect(harness.transport.release(with: .json(userJSON, status: 201)))
+            _ = await outcomes.wait(for: 2 * round + 2)
+        }
+
+        #expect(harness.transport.arrivals.count == 60)
+        #expect(order.early == 0)
+        #expect(order.joined == 60)
+        #expect(recorder.timeline().sharedCallerCount == 60)
+    }
+
+    /// A recording from another source may tell a joiner before its call: it is kept until the
+    /// call comes, not dropped.
+    @Test func thePictureCountsAJoinerHeardBeforeItsCall() {
+        func caller(_ id: UInt64) -> RequestEvent.Caller {
+            RequestEvent.Caller(id: RequestHandle.ID(value: id), priority: .normal, method: "POST",
+                                url: URL(string: "https://api.test/posts"), callNumber: 1, dependencies: [])
+        }
+        let timeline = ScheduleTimeline([.init(uptime: 10, event: .joined(caller(2))), .init(uptime: 11, event: .enqueued(caller(1)))])
+        #expect(timeline.callCount == 1)
+        #expect(timeline.sharedCallerCount == 1)
+    }
+
     @Test func aTimeScaleGivesShortStretchesRoomAndKeepsTheOrder() {
         let moments = [0, 0.001, 0.002, 0.010, 10, 100]
         let scale = TimeScale(moments: moments, duration: 100, left: 0, width: 1_000)

@@ -131,7 +131,9 @@ extension RequestEvent {
     /// Observes a scheduler's events. Called synchronously on the thread where the event happens,
     /// never under the scheduler's lock: keep it quick and thread-safe. Events of different calls
     /// may come from different threads at once; one call's come in the order they happened (a
-    /// retry before the attempt it starts, a caller's end after its call's start).
+    /// retry before the attempt it starts, a caller's end after its call's start, and every
+    /// ``joined(_:)`` after the ``enqueued(_:)`` of the caller that made the call, even when
+    /// the joiner attached on another thread before that one was told).
     ///
     /// ## What a monitor hears of each caller
     ///

@@ -42,6 +42,8 @@ public final class RequestScheduler: Sendable {
     typealias Machine = SchedulerMachine<RequestHandle, ScheduledRequest, Result<TransportResponse, ServiceError>>
     /// Every decision (see ``SchedulerMachine``), and the attempts' operations.
     let state: Locked<Core>
+    /// The calls whose first caller the monitors have not heard of yet, and their joiners.
+    let announcements = CallAnnouncements()
     /// Its machine's ID, which a dependent of another scheduler tells apart from its own.
     let machineID: MachineID
     /// Runs the attempts' operations, and nothing else: the machine decides when each starts.
@@ -335,16 +337,19 @@ public final class RequestScheduler: Sendable {
         }
         let scheduled = ScheduledRequest(request, of: submission)
         let now = clock.uptimeNanoseconds
-        feed(announcing: { (attachment: Machine.Attachment) in
+        feed(announcing: { (attachment: Machine.Attachment, waitsForTheCall: Bool) in
             switch attachment {
             case .gone: break
             case .joined(_, let lastStep):
-                record(.joined(handle.eventCaller))
+                if !waitsForTheCall { record(.joined(handle.eventCaller)) }
                 if let lastStep { handle.progressed(lastStep) }
             case .created: record(.enqueued(handle.eventCaller))
             }
             // An end that another thread decided meanwhile is told after the begin.
-            if isMonitored, attachment.call != nil, let end = handle.beginTold() { record(end) }
+            if isMonitored, attachment.call != nil, !waitsForTheCall, let end = handle.beginTold() { record(end) }
+            if case .created(let call) = attachment, isMonitored {
+                for joiner in announcements.told(call.number) { tellJoined(joiner) }
+            }
         }) { machine in
             let attachment: Machine.Attachment
             let actions: Machine.Actions
@@ -360,9 +365,25 @@ public final class RequestScheduler: Sendable {
                                                            now: now)
                 handle.callerID = id
             }
-            if isMonitored, let call = attachment.call { handle.attached(toCall: call.number) }
-            return (attachment, actions)
+            var waitsForTheCall = false
+            if isMonitored, let call = attachment.call {
+                handle.attached(toCall: call.number)
+                // Under the lock, so that no joiner can attach before the call is marked untold.
+                switch attachment {
+                case .created: announcements.made(call.number)
+                case .joined: waitsForTheCall = announcements.waits(handle, forCall: call.number)
+                case .gone: break
+                }
+            }
+            return ((attachment, waitsForTheCall), actions)
         }
+    }
+
+    /// Tells the monitors that `joiner` joined its call, and how it ended if that was decided
+    /// meanwhile: after its call's first caller was told.
+    private func tellJoined(_ joiner: RequestHandle) {
+        record(.joined(joiner.eventCaller))
+        if let end = joiner.beginTold() { record(end) }
     }
 
     /// The uptime of a request's deadline, if it has one, counted from its send.
