@@ -89,6 +89,8 @@ extension SchedulerMachine {
                 late.append(id)
             case .host(let host):
                 if let change = hostTimerFired(host, now: now) { fired.healthChanges.append(change) }
+            case .cooling(let host):
+                endGrace(onHost: host, now: now, into: &actions)
             case .call(let callID):
                 switch calls[callID.slot].attempt {
                 case .running(let running), .abandoned(let running): expired.append((callID, running))
@@ -179,7 +181,11 @@ extension SchedulerMachine {
         into actions: inout Actions
     ) -> (healthChange: HealthChange?, settled: FollowUp?) {
         let host = calls[callID.slot].host
-        freeSlot(of: running, onHost: host)
+        if calls[callID.slot].isAbandoned, cancellationGrace > 0 {
+            keepSlotThroughGrace(of: running, onHost: host, now: now, into: &actions)
+        } else {
+            freeSlot(of: running, onHost: host)
+        }
         timers[.call(callID)] = nil
         let healthChange = judge(kind, of: callID, onHost: host, now: now, into: &actions)
         if calls[callID.slot].isAbandoned {

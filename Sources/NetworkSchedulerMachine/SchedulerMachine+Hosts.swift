@@ -200,6 +200,26 @@ extension SchedulerMachine {
         if running.holdsLowPrioritySlot { hosts[host].lowPriorityRunning -= 1 }
     }
 
+    /// Keeps the slot of an attempt whose callers all left, and whose task just ended, taken
+    /// for ``cancellationGrace`` more: the other cancellations of a burst land first.
+    @inlinable mutating func keepSlotThroughGrace(of running: Running, onHost host: Int, now: UInt64,
+                                                  into actions: inout Actions) {
+        let until = now + cancellationGrace
+        hosts[host].cooling.append((until, running.holdsLowPrioritySlot))
+        if hosts[host].cooling.count == 1 { setTimer(.cooling(host), at: until, into: &actions) }
+    }
+
+    /// Frees the slots of `host` whose grace has ended, and sets the timer for the next.
+    @inlinable mutating func endGrace(onHost host: Int, now: UInt64, into actions: inout Actions) {
+        while let first = hosts[host].cooling.first, first.until <= now {
+            hosts[host].cooling.removeFirst()
+            hosts[host].running -= 1
+            if first.isLowPriority { hosts[host].lowPriorityRunning -= 1 }
+            hostsToFill.insert(host)
+        }
+        if let next = hosts[host].cooling.first { setTimer(.cooling(host), at: next.until, into: &actions) }
+    }
+
     /// Counts a caller's priority in its call, stops counting one, or both (a caller that
     /// changed its own). When the call's highest priority changes, a waiting call moves in its
     /// line and a running one's task is given the new priority.

@@ -68,6 +68,9 @@
     case caller(CallerID)
     /// A host's: the end of its pause, or its next rate-limit token.
     case host(Int)
+    /// A host's: the end of the grace of a slot its callers left (see
+    /// ``SchedulerMachine/cancellationGrace``).
+    case cooling(Int)
 
     /// An order for timers due at once, so that they fire in the same order every run: calls'
     /// first, so that every promotion due is made before a caller that leaves frees a place.
@@ -80,6 +83,7 @@
         case .host(let index): (0, Int32(index))
         case .call(let id): (1, id.slot.index)
         case .caller(let id): (2, id.slot.index)
+        case .cooling(let index): (3, Int32(index))
         }
     }
 }
@@ -132,6 +136,11 @@
     @usableFromInline let namesCallers: Bool
     /// Rate limits by host name (`api.example.com`), lowercased.
     @usableFromInline let rateLimits: [String: HostRateLimit]
+    /// How long the slot of an attempt whose callers all left stays taken after its task ended,
+    /// in nanoseconds: a burst of cancellations (a screen's tasks cancelled one after another)
+    /// lands within it, so that no waiting call of that burst takes the slot, and reaches the
+    /// server, before its own cancellation arrives. Zero frees it as the task ends.
+    @usableFromInline let cancellationGrace: UInt64
 
     @usableFromInline var callers = Slots<Caller>()
     @usableFromInline var calls = Slots<Call>()
@@ -171,6 +180,7 @@
         keptOutcomeWindow: Seconds = 10,
         healthPolicy: HostHealthPolicy = .never,
         rateLimits: [String: HostRateLimit] = [:],
+        cancellationGrace: Seconds = 0,
         namesCallers: Bool = false,
         jitterSeed: UInt64
     ) {
@@ -188,6 +198,7 @@
         self.healthPolicy = healthPolicy
         self.rateLimits = Dictionary(rateLimits.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         jitter = SplitMix64(seed: jitterSeed)
+        self.cancellationGrace = UInt64(max(0, cancellationGrace) * 1_000_000_000)
         self.namesCallers = namesCallers
     }
 
@@ -407,6 +418,10 @@
         @usableFromInline var reserved = 0
         /// How many of `running` are `.low` or `.background` calls.
         @usableFromInline var lowPriorityRunning = 0
+        /// Slots of attempts whose callers left, counted in `running` until their grace ends
+        /// (``SchedulerMachine/cancellationGrace``), earliest first, with whether each is a
+        /// low-priority one.
+        @usableFromInline var cooling: [(until: UInt64, isLowPriority: Bool)] = []
         @usableFromInline var line = WaitingLine()
         /// Live entries in `line`.
         @usableFromInline var waiting = 0

@@ -89,7 +89,10 @@ extension HeavyTests {
             let (census, operations) = scheduler.state.withLock { ($0.machine.census, $0.operations.count) }
             #expect(census.callers == 0 && census.calls == 0 && census.registered == 0 && operations == 0,
                     "seed \(seed): \(census), \(operations) operations")
-            let (lines, linesAreEmpty) = scheduler.state.withLock { ($0.machine.lineCounts, $0.machine.lineEntryCount == 0) }
+            let (lines, linesAreEmpty, violations) = scheduler.state.withLock {
+                ($0.machine.lineCounts, $0.machine.lineEntryCount == 0, $0.machine.invariantViolations())
+            }
+            #expect(violations.isEmpty, "seed \(seed): \(violations.prefix(3))")
             #expect(lines.running == 0 && lines.lowPriorityRunning == 0 && lines.waiting == 0 && linesAreEmpty, "seed \(seed): budget slots or line entries left: \(lines)")
 
             // The run must have exercised what it claims to: joins, and every kind of ending.

@@ -73,6 +73,14 @@ extension RequestScheduler {
         /// its outcome instead of posting again (one that arrives while it still runs joins
         /// it). 10 by default; 0 keeps nothing, but still lets the call end on the wire.
         public var keptOutcomeWindow: TimeInterval = 10
+        /// How many seconds the budget slot of a request whose callers all left (cancelled, or
+        /// past their deadlines) stays taken after its task ended: 0.02 by default. Cancelling a
+        /// screen's requests one after another (each Swift task of it, or its parent task)
+        /// frees a slot with the first, and a waiting request of the same screen took it and
+        /// reached the server before its own cancellation arrived; within the grace, the rest
+        /// of the burst lands first. A slot freed by an answer is taken again at once. 0 frees
+        /// it as the task ends.
+        public var cancellationGrace: TimeInterval = 0.02
         /// When a host is paused for every waiting call (a circuit breaker per host, see
         /// ``HostHealth``): on a 429 or 503 with `Retry-After` by default.
         public var hostHealth: HostHealth.Policy = .default

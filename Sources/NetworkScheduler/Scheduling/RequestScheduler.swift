@@ -93,6 +93,7 @@ public final class RequestScheduler: Sendable {
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
                                healthPolicy: configuration.hostHealth, rateLimits: configuration.rateLimits,
+                               cancellationGrace: configuration.cancellationGrace,
                                // The events of starts, retries and promotions name the callers.
                                namesCallers: !configuration.eventMonitors.isEmpty,
                                jitterSeed: .random(in: .min ... .max))))

@@ -40,6 +40,31 @@ import Testing
         #expect(driver.violations.isEmpty)
     }
 
+    /// A screen's requests cancelled one after another: the slot the first frees must not go
+    /// to a waiting request of the same screen whose cancellation comes next.
+    @Test func aSlotWhoseCallersLeftStaysTakenThroughTheGraceAfterItsTaskEnds() {
+        // Given a budget of one, taken by a, with b and c waiting.
+        var driver = MachineDriver(budget: 1, cancellationGrace: 0.02)
+        for name in ["a", "b", "c"] { driver.send(name, "/\(name)") }
+        #expect(driver.started == ["task 1"])
+
+        // When a is cancelled and its task ends at once, then nothing starts within the grace,
+        // and b's cancellation meanwhile leaves the slot to c when the grace ends.
+        driver.cancel("a")
+        driver.end("task 1", error: .cancelled)
+        driver.advance(seconds: 0.01)
+        #expect(driver.started == ["task 1"])
+        driver.cancel("b")
+        driver.advance(seconds: 0.01)
+        #expect(driver.started == ["task 1", "task 2"])
+        #expect(driver.machine.invariantViolations().isEmpty)
+
+        // And a slot freed by an answer is taken again at once.
+        driver.send("d", "/d")
+        driver.end("task 2")
+        #expect(driver.started == ["task 1", "task 2", "task 3"])
+    }
+
     @Test func eachHostHasABudgetOfItsOwn() {
         var driver = MachineDriver(budget: 1)
         driver.send("a", host: "https://a.test")

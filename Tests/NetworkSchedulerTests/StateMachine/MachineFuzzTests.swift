@@ -85,7 +85,7 @@ struct FuzzRun {
     /// Every seed pauses hosts on `Retry-After`; all but one seed in four also after three
     /// failures in a row (that one keeps the default policy, under which a failure never
     /// pauses, so that a failed probe must hand its turn on by itself); one in five adapts each
-    /// host's budget.
+    /// host's budget. Seeds of three in seven keep a cancelled attempt's slot for a grace.
     init(seed: UInt64) {
         random = SeededGenerator(seed: seed)
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
@@ -93,7 +93,8 @@ struct FuzzRun {
                                lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
                                healthPolicy: HostHealth.Policy(failuresBeforePause: seed % 4 == 1 ? nil : 3, pauseAfterFailures: 0.5, maximumPause: 4,
                                                               adaptsBudget: seed.isMultiple(of: 5)),
-                               rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": HostHealth.RateLimit(requestsPerSecond: 4, burst: 2)])
+                               rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": HostHealth.RateLimit(requestsPerSecond: 4, burst: 2)],
+                               cancellationGrace: seed % 7 < 3 ? 0.25 : 0)
         driver.judgesAtOnce = false
     }
 

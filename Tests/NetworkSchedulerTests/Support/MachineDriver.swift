@@ -63,11 +63,12 @@ struct MachineDriver {
 
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, streamBudget: Int = 2, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
-         healthPolicy: HostHealth.Policy = .never, rateLimits: [String: HostHealth.RateLimit] = [:]) {
+         healthPolicy: HostHealth.Policy = .never, rateLimits: [String: HostHealth.RateLimit] = [:],
+         cancellationGrace: TimeInterval = 0) {
         self.retryPolicy = retryPolicy
         machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget,
                           streamBudget: streamBudget, maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
-                          rateLimits: rateLimits, jitterSeed: 1)
+                          rateLimits: rateLimits, cancellationGrace: cancellationGrace, jitterSeed: 1)
     }
 
     /// The paths of keyed calls whose outcome was kept after their callers left.

@@ -5,11 +5,13 @@
 // Here, with the tests, since only they ask.
 extension SchedulerMachine {
     /// Attempts holding a budget slot (and how many of those are low-priority ones), and calls
-    /// waiting for one, over all hosts.
+    /// waiting for one, over all hosts. A slot kept through its grace after its callers left
+    /// (``SchedulerMachine/cancellationGrace``) is not an attempt's: the invariants check that
+    /// its timer frees it.
     var lineCounts: (running: Int, lowPriorityRunning: Int, waiting: Int) {
         hosts.reduce(into: (0, 0, 0)) { counts, host in
-            counts.0 += host.running
-            counts.1 += host.lowPriorityRunning
+            counts.0 += host.running - host.cooling.count
+            counts.1 += host.lowPriorityRunning - host.cooling.count { $0.isLowPriority }
             counts.2 += host.waiting
         }
     }
@@ -136,6 +138,8 @@ extension SchedulerMachine {
             case .call(let id): check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
             case .caller(let id):
                 check(callers.lookup(id.slot)?.hasDeadline == true, "a deadline is set for \(id), which is gone")
+            case .cooling(let index):
+                check(!hosts[index].cooling.isEmpty, "\(hosts[index].name) has a grace timer, but no slot in grace")
             case .host(let index):
                 let host = hosts[index]
                 var isPaused = false
@@ -156,6 +160,11 @@ extension SchedulerMachine {
             if case .attached = caller.stage { check(false, "caller \(slot) is attached but a slot is still kept for it") }
         }
         for (index, host) in hosts.enumerated() {
+            // A slot in its grace after its callers left is running still.
+            running[index] += host.cooling.count
+            lowPriorityRunning[index] += host.cooling.count { $0.isLowPriority }
+            check(host.cooling.isEmpty || timers[.cooling(index)] == host.cooling.first?.until,
+                  "\(host.name) keeps slots in grace without a timer for the first")
             check(host.reserved == kept[index], "\(host.name) keeps \(host.reserved) slots, for \(kept[index]) callers")
             check(host.running + host.reserved <= host.budget, "\(host.name) runs and keeps more than its budget")
             check(host.running == running[index], "\(host.name) counts \(host.running) running, but \(running[index]) run")
