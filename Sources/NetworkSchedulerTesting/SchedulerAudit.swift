@@ -32,6 +32,11 @@ public final class SchedulerAudit: RequestEvent.Monitor {
 
     private let state = Locked(State())
 
+    /// The callers that began (made a call, or joined one), in the order they were told: wait
+    /// on it, with a bound, until the requests a test sent are in the scheduler, before it
+    /// checks who waits in line (``RequestScheduler/census``).
+    public let begins = EventLog<RequestHandle.ID>()
+
     /// An audit that has seen nothing yet.
     public init() {}
 
@@ -61,6 +66,10 @@ public final class SchedulerAudit: RequestEvent.Monitor {
             return Array(state.waiters.values)
         }
         for waiter in ready { waiter.resume() }
+        switch event {
+        case .enqueued(let caller), .joined(let caller): begins.append(caller.id)
+        default: break
+        }
     }
 
     /// Watches `object`: the report lists it under `name` if it is still alive at the end (a

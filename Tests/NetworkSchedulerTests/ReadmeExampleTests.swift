@@ -60,7 +60,7 @@ import Testing
         let output = try await Self.compileAndRun(main: program, stub: Self.stub)
 
         #expect(output.contains("Friends: Grace, Alan"), "\(output)")
-        #expect(output.contains("Shared a call with the first: true"), "\(output)")
+        #expect(output.contains("One call served both: true"), "\(output)")
     }
 
     /// The first ```swift block after `heading`.

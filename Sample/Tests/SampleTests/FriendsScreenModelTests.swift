@@ -53,6 +53,31 @@ import Testing
         #expect(report.networkCalls("GET /feed") == 2, "\(report)")
     }
 
+    @Test func aScreenOpenedOnABusyHostWaitsInLineThenLoads() async {
+        // Given a host that runs one request at a time, holding each answer
+        let audit = SchedulerAudit()
+        let transport = StubTransport(maximumConnectionsPerHost: 1) { _ in .hold }
+        let api = Self.app(transport, audit: audit)
+        let screen = FriendsScreenModel(api: api)
+
+        // When the screen loads its profile, its friends and a page of its feed
+        screen.load(user: 1, prefetchPages: 1)
+        await audit.begins.wait(for: 3)
+        await transport.arrivals.wait(for: 1)
+
+        // Then one request is on the wire and two wait in line, each sent as the host answers
+        #expect(api.scheduler.census.callers == 3)
+        #expect(transport.heldCount == 1)
+        #expect(transport.release(path: "/me", with: .json(Self.me)))
+        await transport.arrivals.wait(for: 2)
+        #expect(transport.release(path: "/users/1/friends", with: .json(Self.friends)))
+        await transport.arrivals.wait(for: 3)
+        #expect(transport.release(path: "/feed", with: .json(Self.page)))
+        await screen.settled()
+        #expect(screen.content.friends.map(\.name) == ["Grace", "Alan"])
+        #expect(api.scheduler.census == RequestScheduler.Census())
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64])
     func screensLeftAtRandomMomentsEndEveryRequestAndLeaveNothing(seed: UInt64) async {
         let audit = SchedulerAudit()
@@ -163,7 +188,7 @@ import Testing
     let source = lines(try String(contentsOf: here, encoding: .utf8)).joined(separator: "\n")
     let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         .filter { !$0.hasPrefix(".testTarget") }
-    #expect(blocks.count == 3)
+    #expect(blocks.count == 4)
     for block in blocks {
         let code = lines(block).joined(separator: "\n").trimmingCharacters(in: .newlines)
         #expect(source.contains(code), "the article shows code this file does not have:\n\(block)")

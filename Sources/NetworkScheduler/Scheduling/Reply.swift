@@ -7,7 +7,9 @@ import FoundationNetworking
 public struct ResponseMetrics: Sendable, Equatable {
     /// The HTTP status, or nil when no response arrived.
     public var statusCode: Int?
-    /// Whether other callers shared this caller's network call.
+    /// Whether the network call that answered this caller had other callers too: true for
+    /// every caller of a shared call, the one whose request went out included, so that each
+    /// knows its answer was also another's.
     public var wasShared: Bool
     /// Seconds between entering the scheduler's queue and the call's last attempt getting a
     /// budget slot (zero for a caller that joined a call already on the wire), on the
@@ -50,7 +52,8 @@ public struct Reply<Model: Sendable>: Sendable {
     public var httpResponse: HTTPURLResponse { head.httpResponse }
     /// The HTTP status code.
     public var statusCode: Int { head.statusCode }
-    /// Whether this caller's network call was shared with other callers.
+    /// Whether the network call that answered this caller had other callers too, for every
+    /// caller of it, the one whose request went out included (``ResponseMetrics/wasShared``).
     public var wasShared: Bool { metrics.wasShared }
     /// Whether, and how, the answer came from the scheduler's cache.
     public var cacheUse: CacheUse { metrics.cacheUse }
