@@ -4,7 +4,7 @@
 @usableFromInline package struct AttemptVerdict: Equatable, Sendable {
     /// What the result was.
     @usableFromInline package enum Kind: Equatable, Sendable {
-        /// The server answered, and not with an error (a status below 400).
+        /// The server answered with a status the request accepts.
         case succeeded
         /// A 401 to a request whose authenticator can get a new token: the token it carried,
         /// which the server rejected.
@@ -61,11 +61,19 @@
     }
 }
 
+extension AttemptVerdict.Kind {
+    /// The seconds a throttling answer asked to wait, if it said.
+    @inlinable package var retryAfter: Seconds? {
+        if case .throttled(let seconds) = self { return seconds }
+        return nil
+    }
+}
+
 /// What the layer beside the transport read of an attempt's result as it ended, for
 /// ``SchedulerMachine/attemptEnded(_:with:_:now:)``.
 @usableFromInline package enum AttemptReading: Equatable, Sendable {
-    /// The whole verdict: a result that asks no retry policy (an answer below 400, a
-    /// cancellation) is judged at once.
+    /// The whole verdict: a result that asks no retry policy (an answer the request accepts,
+    /// a cancellation) is judged at once.
     case verdict(AttemptVerdict)
     /// A failure, by its kind: the machine frees the attempt's slot and tells its host's health,
     /// then asks for the verdict (``SchedulerMachine/VerdictWanted``) only if its call still

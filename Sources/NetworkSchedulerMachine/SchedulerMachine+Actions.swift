@@ -52,12 +52,15 @@ extension SchedulerMachine {
         /// What the attempt ended with: ``CallOutcome/attemptTimedOut`` for one the machine
         /// ended.
         @usableFromInline package let outcome: Outcome
+        /// What that was, as it was read when the attempt ended: the verdict adds the retry.
+        @usableFromInline package let kind: AttemptVerdict.Kind
 
-        @inlinable package init(id: AttemptID, request: Request, attemptNumber: Int, outcome: Outcome) {
+        @inlinable package init(id: AttemptID, request: Request, attemptNumber: Int, outcome: Outcome, kind: AttemptVerdict.Kind) {
             self.id = id
             self.request = request
             self.attemptNumber = attemptNumber
             self.outcome = outcome
+            self.kind = kind
         }
     }
 

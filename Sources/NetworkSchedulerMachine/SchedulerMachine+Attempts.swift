@@ -47,7 +47,7 @@ extension SchedulerMachine {
             calls[slot].attempt = .between
             followUp = decide(attempt.call, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
         } else {
-            followUp = wantVerdict(on: attempt.call, running, outcome: outcome)
+            followUp = wantVerdict(on: attempt.call, running, outcome: outcome, kind: reading.kind)
         }
         fillHosts(now: now, into: &actions)
         return (AttemptEnd(healthChange: healthChange, followUp: followUp), actions)
@@ -114,7 +114,7 @@ extension SchedulerMachine {
             let (healthChange, settled) = end(callID, running, with: .attemptTimedOut, .timedOut, now: now, into: &actions)
             if let healthChange { fired.healthChanges.append(healthChange) }
             fired.expired.append(Expiry(attempt: AttemptID(call: callID, serial: running.serial),
-                                        followUp: settled ?? wantVerdict(on: callID, running, outcome: .attemptTimedOut)))
+                                        followUp: settled ?? wantVerdict(on: callID, running, outcome: .attemptTimedOut, kind: .timedOut)))
         }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
@@ -171,7 +171,7 @@ extension SchedulerMachine {
     /// health what it learnt (returning the change, if any). A call whose callers all left is
     /// settled here (`settled`: it is retired, or its outcome kept); one with callers is
     /// settled by its caller, which decides on the attempt's verdict or asks for it
-    /// (``wantVerdict(on:_:outcome:)``).
+    /// (``wantVerdict(on:_:outcome:kind:)``).
     @inlinable mutating func end(
         _ callID: CallID,
         _ running: Running,
@@ -200,10 +200,11 @@ extension SchedulerMachine {
 
     /// A failed attempt (one the machine ended at its deadline included) whose call has
     /// callers: the call waits for the verdict on it.
-    @inlinable mutating func wantVerdict(on callID: CallID, _ running: Running, outcome: Outcome) -> FollowUp {
+    @inlinable mutating func wantVerdict(on callID: CallID, _ running: Running, outcome: Outcome,
+                                         kind: AttemptVerdict.Kind) -> FollowUp {
         calls[callID.slot].attempt = .awaitingVerdict(started: running.started)
         return .verdictWanted(VerdictWanted(id: AttemptID(call: callID, serial: running.serial), request: calls[callID.slot].request,
-                                            attemptNumber: calls[callID.slot].attemptNumber, outcome: outcome))
+                                            attemptNumber: calls[callID.slot].attemptNumber, outcome: outcome, kind: kind))
     }
 
     /// What an attempt's outcome means for its call: a token refresh, a retry, or the outcome

@@ -23,10 +23,11 @@ extension SchedulerMachine {
     /// A caller that waits for `dependencies` to succeed before its request is built. Those
     /// of them (`waitingFor`) that are this machine's and still here inherit its priority
     /// while it waits; another machine's caller inherits nothing, since its ID names a place
-    /// in that machine only. With a `deadline` (an uptime), it ends then with
+    /// in that machine only. With a deadline (`within` so many seconds), it ends then with
     /// ``CallOutcome/callerDeadlinePassed`` if it has not ended. `host` is where its request
-    /// will go (as ``Host/name``), if known: the slot its last dependency's call frees there may
-    /// be kept for it.
+    /// will go (its ``SchedulingTerms/origin``), if known, and `opensStream` whether it goes to
+    /// that host's line of streams: the slot its last dependency's call frees there may be kept
+    /// for it.
     @inlinable package mutating func add(
         _ handle: CallerHandle,
         number: UInt64,
@@ -34,11 +35,14 @@ extension SchedulerMachine {
         dependencies: Int,
         waitingFor waited: [DependencyID] = [],
         host: String? = nil,
+        opensStream: Bool = false,
         isSuspended: Bool = false,
-        deadline: UInt64? = nil,
+        within timeout: Seconds? = nil,
         now: UInt64
     ) -> (CallerID, Actions) {
         precondition(dependencies > 0, "a caller without dependencies is submitted with its request")
+        let deadline = timeout.map { Self.deadline(after: now, timeout: max($0, 0.000_001)) }
+        let host = host.map { Self.lineName(of: $0, opensStream: opensStream) }
         var caller = Caller(handle: handle, number: number, priority: priority, stage: .waiting(dependencies: dependencies),
                             isSuspended: isSuspended, hasDeadline: deadline != nil)
         let lentTo = waited.compactMap { $0.machine == self.id && callers.contains($0.caller.slot) ? $0.caller : nil }
@@ -72,8 +76,8 @@ extension SchedulerMachine {
     }
 
     /// A new caller whose request is ready: it joins the identical call in flight, or makes a
-    /// new one, which sends `request`. `isSuspended` is whether its group is; `deadline`, the
-    /// uptime at which it ends with ``CallOutcome/callerDeadlinePassed`` if it has not ended.
+    /// new one, which sends `request`. `isSuspended` is whether its group is; `within`, the
+    /// seconds after which it ends with ``CallOutcome/callerDeadlinePassed`` if it has not ended.
     @inlinable package mutating func submit(
         _ handle: CallerHandle,
         number: UInt64,
@@ -81,9 +85,10 @@ extension SchedulerMachine {
         isSuspended: Bool = false,
         request: Request,
         key: Request.Key?,
-        deadline: UInt64? = nil,
+        within timeout: Seconds? = nil,
         now: UInt64
     ) -> (CallerID, Attachment, Actions) {
+        let deadline = timeout.map { Self.deadline(after: now, timeout: max($0, 0.000_001)) }
         let id = CallerID(slot: callers.insert(Caller(handle: handle, number: number, priority: priority, stage: .building,
                                                       isSuspended: isSuspended, hasDeadline: deadline != nil)),
                           number: number)

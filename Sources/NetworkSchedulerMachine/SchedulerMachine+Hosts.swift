@@ -17,7 +17,7 @@ extension SchedulerMachine {
 
     /// The name of the line a request to `host` waits in: the host's own, or for a stream,
     /// the line of the host's streams, with a budget of its own (`http://h:80 streams`).
-    @inlinable package static func lineName(of host: String, opensStream: Bool) -> String {
+    @inlinable static func lineName(of host: String, opensStream: Bool) -> String {
         opensStream ? host + " streams" : host
     }
 
@@ -271,7 +271,7 @@ extension SchedulerMachine {
 
     /// The uptime `timeout` seconds after `start`; a timeout of zero or less waits a day, and a
     /// longer one is capped there.
-    @inlinable package static func deadline(after start: UInt64, timeout: Double) -> UInt64 {
+    @inlinable static func deadline(after start: UInt64, timeout: Double) -> UInt64 {
         let day = 86_400.0
         let seconds = timeout > 0 ? min(timeout, day) : day
         return start + UInt64(seconds * 1_000_000_000)

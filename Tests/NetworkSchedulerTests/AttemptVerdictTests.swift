@@ -21,7 +21,8 @@ import NetworkSchedulerTesting
         authenticated: Bool = false,
         attemptNumber: Int = 1,
         policy: RetryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: 0.5, maxDelay: 4),
-        failureStatuses: Set<Int> = []
+        failureStatuses: Set<Int> = [],
+        accepted: Range<Int> = 200..<300
     ) -> AttemptVerdict {
         var urlRequest = URLRequest(url: URL(string: "https://api.test/items")!)
         urlRequest.httpMethod = method
@@ -31,14 +32,27 @@ import NetworkSchedulerTesting
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(StubTransport.response(to: urlRequest, status: status ?? 200, body: Data(), headers: headers))
         let authenticator = authenticated ? TokenAuthenticator(token: bearer) { _ in "new" } : nil
-        let submission = Submission(.urlRequest(urlRequest), deduplication: .automatic, authenticator: authenticator)
-        return AttemptVerdict(of: outcome, attemptNumber: attemptNumber, request: request, submission: submission,
-                              defaultPolicy: policy, failureStatuses: failureStatuses, date: now)
+        let submission = Submission(.urlRequest(urlRequest), deduplication: .automatic, acceptableStatusCodes: accepted,
+                                    authenticator: authenticator)
+        // Read once, as the attempt ends; a failure's retry is added when the machine asks.
+        switch AttemptReading(outcome, request: request, submission: submission, failureStatuses: failureStatuses, date: now) {
+        case .verdict(let verdict):
+            return verdict
+        case .failure(let kind):
+            return AttemptVerdict(failure: kind, outcome: outcome, attemptNumber: attemptNumber, request: request,
+                                  submission: submission, defaultPolicy: policy)
+        }
     }
 
-    @Test func anAnswerBelow400Succeeds() {
+    /// One rule for success, the resource's: a 304 the cache did not answer, or a redirect the
+    /// policy did not follow, was a success to the machine (its host's health, its retries, its
+    /// dependents) and a failure to its caller.
+    @Test func anAnswerSucceedsExactlyWhenItsResourceAcceptsItsStatus() {
         #expect(Self.verdict(status: 200) == AttemptVerdict(kind: .succeeded, retry: nil))
-        #expect(Self.verdict(status: 304) == AttemptVerdict(kind: .succeeded, retry: nil))
+        #expect(Self.verdict(status: 304) == AttemptVerdict(kind: .rejected, retry: nil))
+        #expect(Self.verdict(status: 302) == AttemptVerdict(kind: .rejected, retry: nil))
+        #expect(Self.verdict(status: 304, accepted: 200..<400) == AttemptVerdict(kind: .succeeded, retry: nil))
+        #expect(Self.verdict(status: 404, accepted: 200..<500) == AttemptVerdict(kind: .succeeded, retry: nil))
     }
 
     @Test func a401CarriesTheRejectedTokenOnlyWhenANewOneCanBeHad() {
@@ -101,5 +115,26 @@ import NetworkSchedulerTesting
         #expect(AttemptVerdict.Retry.backoff(upTo: 2).delay(jitter: 0.25) == 0.5)
         #expect(AttemptVerdict.Retry.backoff(upTo: 2).delay(jitter: 7) == 2)
         #expect(AttemptVerdict.Retry.after(3).delay(jitter: 0.25) == 3)
+    }
+
+    /// Through the scheduler: a 304 nobody cached is read once, as a failure, by the decider,
+    /// the machine and the caller alike; a resource that accepts it succeeds in all three.
+    @Test func a304IsReadOnceTheSameWayByTheRetryPolicyTheMachineAndTheCaller() async {
+        let asked = EventLog<Int?>()
+        let policy = RetryPolicy(maxAttempts: 2, baseDelay: 0).deciding { attempt in
+            asked.append(attempt.statusCode)
+            return .doNotRetry
+        }
+        let harness = Harness(retryPolicy: policy) { _ in .status(304) }
+
+        await #expect(throws: ServiceError.server(ServiceError.ServerResponse(statusCode: 304, body: Data(), headers: [:]))) {
+            try await harness.api.value(for: Resource<Void>(path: "unchanged"))
+        }
+        #expect(asked.elements == [304], "the decider was asked about the failed attempt")
+
+        await #expect(throws: Never.self) {
+            try await harness.api.value(for: Resource<Void>(path: "unchanged", acceptableStatusCodes: 200..<400))
+        }
+        #expect(asked.elements == [304], "an accepted 304 asks no retry policy")
     }
 }

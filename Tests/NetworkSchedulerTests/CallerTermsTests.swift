@@ -77,7 +77,7 @@ import NetworkSchedulerTesting
     private static func decision(of cache: ResponseCache, redirects: TransportPolicy.Redirects = .follow,
                                  limit: Int = 1 << 20) throws -> ResponseCache.Decision {
         let request = try PreparedRequest.checked(URLRequest(url: URL(string: asked)!))
-        let terms = CallTerms(redirects: redirects, maximumResponseSize: limit, attemptTimeout: 60, retryPolicy: .never)
+        let terms = CallTerms(acceptableStatusCodes: 200..<300, redirects: redirects, maximumResponseSize: limit, attemptTimeout: 60, retryPolicy: .never)
         return cache.decide(for: request, ignoring: HeaderNames([]), policy: .useCache, terms: terms, now: Date())
     }
 

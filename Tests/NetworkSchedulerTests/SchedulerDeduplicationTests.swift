@@ -226,14 +226,17 @@ import NetworkSchedulerTesting
         #expect(decodes.count == 4)
     }
 
-    @Test func eachJoinerChecksStatusWithItsOwnResource() async {
+    /// The statuses a resource accepts are the one rule by which its attempts are read (retries,
+    /// host health, dependents): a resource that accepts others reads the answer its own way
+    /// only through a call of its own.
+    @Test func aResourceThatAcceptsOtherStatusesGetsACallOfItsOwn() async {
         let harness = Harness { _ in .hold }
         let strict = Outcomes<Void>()
         let lenient = Outcomes<Void>()
         harness.api.send(Resource<Void>(path: "ping"), completion: strict.completion("strict"))
         harness.api.send(Resource<Void>(path: "ping", acceptableStatusCodes: 200..<500), completion: lenient.completion("lenient"))
-        await harness.transport.arrivals.wait(for: 1)
-        harness.transport.release(with: .json(#"{"message": "gone"}"#, status: 410))
+        await harness.transport.arrivals.wait(for: 2)
+        harness.transport.stopHolding(answering: .json(#"{"message": "gone"}"#, status: 410))
 
         #expect(await strict.wait(for: 1)["strict"]?.failure?.statusCode == 410)
         #expect(await lenient.wait(for: 1)["lenient"]?.success != nil)

@@ -99,6 +99,7 @@ public struct APIClient: Sendable {
         let submission = Submission(
             .recipe(EndpointRecipe(defaults: defaults, resource: resource)),
             deduplication: resource.deduplication,
+            acceptableStatusCodes: resource.acceptableStatusCodes,
             retryPolicy: retryPolicy,
             sendsIdempotencyKey: resource.sendsIdempotencyKey ?? (sendsIdempotencyKeys && !resource.method.isIdempotent),
             authenticator: authenticator,
@@ -113,8 +114,7 @@ public struct APIClient: Sendable {
             stream: stream,
             cachePolicy: resource.cachePolicy
         )
-        return ResolvedResource(submission: submission, acceptableStatusCodes: resource.acceptableStatusCodes,
-                       decoding: resource.decoding)
+        return ResolvedResource(submission: submission, decoding: resource.decoding)
     }
 
     /// The `URLRequest` for a resource, with this client's URL, headers and token.

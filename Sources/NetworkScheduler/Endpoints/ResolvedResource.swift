@@ -15,13 +15,15 @@ struct ResolvedResource<Model: Sendable>: Sendable {
     /// How its caller reads the answer, which is all a caller keeps once its request is sent.
     let reading: ResponseReading<Model>
 
-    init(submission: Submission, acceptableStatusCodes: Range<Int>, decoding: ResponseDecoding<Model>) {
+    init(submission: Submission, decoding: ResponseDecoding<Model>) {
         self.submission = submission
-        reading = ResponseReading(acceptableStatusCodes: acceptableStatusCodes, decoding: decoding)
+        reading = ResponseReading(acceptableStatusCodes: submission.acceptableStatusCodes, decoding: decoding)
     }
 }
 
-/// How a caller reads its call's answer: the statuses it accepts and the model it decodes.
+/// How a caller reads its call's answer: the statuses it accepts (its submission's, which the
+/// machine read the attempt by, and which every caller of the call shares) and the model it
+/// decodes.
 struct ResponseReading<Model: Sendable>: Sendable {
     let acceptableStatusCodes: Range<Int>
     let decoding: ResponseDecoding<Model>
@@ -56,6 +58,9 @@ final class Submission: Sendable, Equatable {
 
     let source: Source
     let deduplication: Deduplication
+    /// The statuses that succeed: the one rule by which the attempt is read for the machine
+    /// and the answer for its callers.
+    let acceptableStatusCodes: Range<Int>
     /// The resource's own policy; nil uses the scheduler's.
     let retryPolicy: RetryPolicy?
     /// Whether each call gets a fresh `Idempotency-Key`, shared by its joiners and retries.
@@ -109,6 +114,7 @@ final class Submission: Sendable, Equatable {
     init(
         _ source: Source,
         deduplication: Deduplication,
+        acceptableStatusCodes: Range<Int> = 200..<300,
         retryPolicy: RetryPolicy? = nil,
         sendsIdempotencyKey: Bool = false,
         authenticator: TokenAuthenticator? = nil,
@@ -125,6 +131,7 @@ final class Submission: Sendable, Equatable {
     ) {
         self.source = source
         self.deduplication = deduplication
+        self.acceptableStatusCodes = acceptableStatusCodes
         self.retryPolicy = retryPolicy
         self.sendsIdempotencyKey = sendsIdempotencyKey
         self.authenticator = authenticator
@@ -144,7 +151,8 @@ final class Submission: Sendable, Equatable {
 
     /// The same submission with another cache policy: for a revalidation in the background.
     func caching(_ policy: CachePolicy) -> Submission {
-        Submission(source, deduplication: deduplication, retryPolicy: retryPolicy, sendsIdempotencyKey: sendsIdempotencyKey,
+        Submission(source, deduplication: deduplication, acceptableStatusCodes: acceptableStatusCodes, retryPolicy: retryPolicy,
+                   sendsIdempotencyKey: sendsIdempotencyKey,
                    authenticator: authenticator, redirectPolicy: redirectPolicy, maximumResponseSize: maximumResponseSize,
                    originBoundHeaders: originBoundHeaders, tags: tags, lane: lane, deadline: deadline, adapter: adapter,
                    downloadDestination: downloadDestination, stream: stream, cachePolicy: policy)

@@ -252,11 +252,18 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         running?.cancel()
     }
 
+    /// Whether `payload`'s status is one its resource accepts: the one rule for success, by
+    /// which the machine reads the attempt too. Only such an answer's body is a download's file
+    /// or a stream's.
+    private func isAccepted(_ payload: TransportResponse) -> Bool {
+        scheduled.submission.acceptableStatusCodes.contains(payload.statusCode)
+    }
+
     /// The transport's result as the caller sees it, with the size limit enforced even by a
     /// transport that does not, and a download's file in its place, or kept for a resume.
     private func checked(_ result: Result<TransportResponse, any Error>) -> Result<TransportResponse, ServiceError> {
         let (download, streamSink) = withStateLock { (self.download, self.streamSink) }
-        if case .success(let payload) = result, let streamSink, (200..<300).contains(payload.statusCode) {
+        if case .success(let payload) = result, let streamSink, isAccepted(payload) {
             do {
                 try Self.sinkBody(of: payload, into: streamSink, isAccepted: streamSink.isAccepted)
             } catch {
@@ -288,7 +295,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// body (in memory) as it is. The body comes in the response's data from a transport that
     /// does not take a ``ResponseBodySink``.
     private func saved(_ payload: TransportResponse, by download: FileDownload) throws(ServiceError) -> TransportResponse {
-        guard (200..<300).contains(payload.statusCode) else {
+        guard isAccepted(payload) else {
             download.abandon()
             guard payload.data.count <= policy.maximumResponseSize else { throw .responseTooLarge(limit: policy.maximumResponseSize) }
             return payload

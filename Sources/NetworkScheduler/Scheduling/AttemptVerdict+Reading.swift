@@ -3,60 +3,82 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// Reading an attempt's result beside the transport, where HTTP is known, into the verdict the
-// machine decides by.
+// Reading an attempt's result beside the transport, where HTTP is known, into the value the
+// machine decides by: once, as the attempt ends. Every later step reads that value: the
+// verdict, the retry, the host's health, the probe, the dependents.
 
-extension AttemptVerdict {
-    /// The verdict on `outcome`, the result of attempt `attemptNumber` (1 for the first) of a
-    /// call that sent `request`, by the call's retry policy (`defaultPolicy` unless it has
-    /// its own). `date` is the wall clock, which a `Retry-After` date is counted from;
-    /// `failureStatuses`, the statuses the host's health counts as failures. A policy's decider
-    /// runs here, outside the scheduler's lock.
+extension AttemptReading {
+    /// `outcome`, the result of an attempt of `submission`'s request `request`, read once: an
+    /// answer the resource accepts, or a cancellation, is judged at once; anything else is a
+    /// failure of its kind, on which the call's retry policy is asked only if the call still
+    /// wants a verdict. `date` is the wall clock, which a `Retry-After` date is counted from;
+    /// `failureStatuses`, the statuses the host's health counts as failures.
     init(
-        of outcome: Result<TransportResponse, ServiceError>,
-        attemptNumber: Int,
-        request: PreparedRequest,
-        submission: Submission,
-        defaultPolicy: RetryPolicy,
-        failureStatuses: Set<Int>,
-        date: Date
-    ) {
-        let (kind, retryAfter) = Self.read(outcome, request: request, submission: submission,
-                                           failureStatuses: failureStatuses, date: date)
-        let policy = submission.retryPolicy ?? defaultPolicy
-        let retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
-                                 after: outcome, retryAfter: retryAfter)
-        self.init(kind: kind, retry: retry)
-    }
-
-    /// What `outcome` was, without asking a retry policy: its kind, and the seconds of its
-    /// `Retry-After`, if it gave one.
-    static func read(
         _ outcome: Result<TransportResponse, ServiceError>,
         request: PreparedRequest,
         submission: Submission,
         failureStatuses: Set<Int>,
         date: Date
-    ) -> (Kind, retryAfter: TimeInterval?) {
+    ) {
+        let kind = AttemptVerdict.Kind(outcome, request: request, submission: submission,
+                                       failureStatuses: failureStatuses, date: date)
+        switch (kind, outcome) {
+        case (.succeeded, _), (_, .failure(.cancelled)): self = .verdict(AttemptVerdict(kind: kind, retry: nil))
+        default: self = .failure(kind)
+        }
+    }
+}
+
+extension AttemptVerdict.Kind {
+    /// What `outcome` was, by the one rule for success: the status is one the resource
+    /// accepts (``Resource/acceptableStatusCodes``, 200..<300 by default). A 304 the cache did
+    /// not answer, or a redirect the policy did not follow, is no success to the machine either
+    /// (its host's health, its retries, its dependents), as it is none to its caller.
+    init(
+        _ outcome: Result<TransportResponse, ServiceError>,
+        request: PreparedRequest,
+        submission: Submission,
+        failureStatuses: Set<Int>,
+        date: Date
+    ) {
         switch outcome {
         case .success(let payload):
             let status = payload.statusCode
             let retryAfter = RetryPolicy.retryAfter(status: status, now: date) { payload.head.value(forHTTPHeaderField: "Retry-After") }
-            let kind: Kind = switch status {
-            case ..<400: .succeeded
+            self = switch status {
+            case _ where submission.acceptableStatusCodes.contains(status): .succeeded
             case 401 where submission.authenticator != nil: .unauthorized(rejectedToken: Self.bearerToken(of: request))
             case _ where retryAfter == nil && failureStatuses.contains(status): .serverFailed
             case 429, 503: .throttled(retryAfter: retryAfter)
             default: .rejected
             }
-            return (kind, retryAfter)
         case .failure(let error):
-            return (error == .timedOut ? .timedOut : error.isConnectivityFailure ? .unreachable : .noAnswer, nil)
+            self = error == .timedOut ? .timedOut : error.isConnectivityFailure ? .unreachable : .noAnswer
         }
     }
 
     private static func bearerToken(of request: PreparedRequest) -> String? {
         guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else { return nil }
         return String(header.dropFirst("Bearer ".count))
+    }
+}
+
+extension AttemptVerdict {
+    /// The verdict on a failed attempt whose result was read as `kind`: the call's retry policy
+    /// (`defaultPolicy` unless it has its own) says whether to try again after attempt
+    /// `attemptNumber` (1 for the first), and when. Its decider runs here, outside the
+    /// scheduler's lock; `outcome` is what it is shown.
+    init(
+        failure kind: Kind,
+        outcome: Result<TransportResponse, ServiceError>,
+        attemptNumber: Int,
+        request: PreparedRequest,
+        submission: Submission,
+        defaultPolicy: RetryPolicy
+    ) {
+        let policy = submission.retryPolicy ?? defaultPolicy
+        let retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
+                                 after: outcome, retryAfter: kind.retryAfter)
+        self.init(kind: kind, retry: retry)
     }
 }

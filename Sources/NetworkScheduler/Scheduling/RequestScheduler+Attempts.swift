@@ -9,18 +9,16 @@ import FoundationNetworking
 // machine's: see `SchedulerMachine+Attempts.swift`.
 extension RequestScheduler {
     /// An attempt's operation reported its outcome: the cache takes what it keeps, and the
-    /// machine hears what the outcome was. An answer, or a cancellation, asks no retry policy
-    /// and is judged at once; a failure is judged when the machine asks (``judge(_:)``), only if
-    /// its call still wants a verdict. `requested` is when it was sent, if the cache may keep
-    /// its answer.
+    /// machine hears what the outcome was, read here once (``AttemptReading``). An accepted
+    /// answer, or a cancellation, asks no retry policy and is judged at once; a failure is
+    /// judged when the machine asks (``judge(_:)``), only if its call still wants a verdict.
+    /// `requested` is when it was sent, if the cache may keep its answer.
     func attemptEnded(_ attempt: AttemptID, of request: ScheduledRequest, with outcome: Result<TransportResponse, ServiceError>,
                       requested: Date? = nil) {
-        // Read before the cache's answer: a 304 is what the server said.
-        let (kind, _) = AttemptVerdict.read(outcome, request: request.prepared, submission: request.submission,
-                                            failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
-        let reading: AttemptReading = if RetryPolicy.isFailure(outcome) { .failure(kind) } else {
-            .verdict(AttemptVerdict(kind: kind, retry: nil))
-        }
+        // Read before the cache's answer: a 304 is what the server said, and the cache's merged
+        // answer is what the callers get.
+        let reading = AttemptReading(outcome, request: request.prepared, submission: request.submission,
+                                     failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let answer = cacheAnswer(to: request.prepared, ofCall: attempt.call.number, outcome, requested: requested)
         let now = clock.uptimeNanoseconds
         let end = feed(ending: attempt, announcing: { end in
@@ -42,24 +40,25 @@ extension RequestScheduler {
     /// The head of a host's probe's answer arrived: read here, as an attempt's end is, it may
     /// open the host while the body is still coming.
     func probeAnswered(_ attempt: AttemptID, of request: ScheduledRequest, _ head: ResponseHead) {
-        let (kind, _) = AttemptVerdict.read(.success(TransportResponse(data: Data(), head: head)), request: request.prepared,
-                                            submission: request.submission,
-                                            failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
+        let kind = AttemptVerdict.Kind(.success(TransportResponse(data: Data(), head: head)), request: request.prepared,
+                                       submission: request.submission,
+                                       failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
         let now = clock.uptimeNanoseconds
         feed(announcing: { change in if let change { announce(change) } }) { $0.probeAnswered(attempt, kind, now: now) }
     }
 
     /// The machine asks for the verdict on a failed attempt (one it ended at its deadline
-    /// included): the call's retry policy reads it here, outside the lock (its decider may be
-    /// the app's), once for that attempt. A timeout is read as the change of the body's file,
-    /// if the layer beside the transport saw one (a file cut short leaves the transport waiting
-    /// for bytes that never come). A failure that ends the call may be answered from the cache.
+    /// included), of the kind read as it ended: the call's retry policy adds the retry here,
+    /// outside the lock (its decider may be the app's), once for that attempt. A timeout is
+    /// shown to it as the change of the body's file, if the layer beside the transport saw one
+    /// (a file cut short leaves the transport waiting for bytes that never come). A failure that
+    /// ends the call may be answered from the cache.
     func judge(_ wanted: Machine.VerdictWanted) {
         var outcome = wanted.outcome
         if case .failure(.timedOut) = outcome, let change = wanted.request.prepared.bodyFileChange { outcome = .failure(change) }
-        let verdict = AttemptVerdict(of: outcome, attemptNumber: wanted.attemptNumber, request: wanted.request.prepared,
-                                     submission: wanted.request.submission, defaultPolicy: configuration.retryPolicy,
-                                     failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
+        let verdict = AttemptVerdict(failure: wanted.kind, outcome: outcome, attemptNumber: wanted.attemptNumber,
+                                     request: wanted.request.prepared, submission: wanted.request.submission,
+                                     defaultPolicy: configuration.retryPolicy)
         let answer = verdict.retry == nil ? staleAnswer(to: wanted.request.prepared, after: outcome) : outcome
         let now = clock.uptimeNanoseconds
         let followUp = feed(announcing: announce) { $0.verdictReached(wanted.id, verdict, answer: answer, now: now) }

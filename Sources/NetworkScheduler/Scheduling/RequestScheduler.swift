@@ -266,11 +266,8 @@ public final class RequestScheduler: Sendable {
             let isSuspended = handle.group?.insert(handle) ?? false
             let waited = prerequisites.compactMap { $0.request?.dependencyID }
             let (id, actions) = machine.add(handle, number: handle.id.value, priority: handle.priority, dependencies: prerequisites.count,
-                                            waitingFor: waited, host: handle.host.map {
-                                                Machine.lineName(of: $0, opensStream: submission.opensStream)
-                                            },
-                                            isSuspended: isSuspended,
-                                            deadline: Self.deadline(of: submission, sentAt: now), now: now)
+                                            waitingFor: waited, host: handle.host, opensStream: submission.opensStream,
+                                            isSuspended: isSuspended, within: submission.deadline, now: now)
             handle.callerID = id
             return actions
         }
@@ -361,8 +358,7 @@ public final class RequestScheduler: Sendable {
                 let isSuspended = group?.insert(handle) ?? false
                 let id: CallerID
                 (id, attachment, actions) = machine.submit(handle, number: handle.id.value, priority: handle.priority, isSuspended: isSuspended,
-                                                           request: scheduled, key: key,
-                                                           deadline: Self.deadline(of: submission, sentAt: now),
+                                                           request: scheduled, key: key, within: submission.deadline,
                                                            now: now)
                 handle.callerID = id
             }
@@ -385,11 +381,6 @@ public final class RequestScheduler: Sendable {
     private func tellJoined(_ joiner: RequestHandle) {
         record(.joined(joiner.eventCaller))
         if let end = joiner.beginTold() { record(end) }
-    }
-
-    /// The uptime of a request's deadline, if it has one, counted from its send.
-    private static func deadline(of submission: Submission, sentAt now: UInt64) -> UInt64? {
-        submission.deadline.map { Machine.deadline(after: now, timeout: max($0, 0.000_001)) }
     }
 
     /// What the scheduler's lock guards: its machine, and the operations of the attempts the

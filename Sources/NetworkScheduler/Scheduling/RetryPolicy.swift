@@ -55,7 +55,7 @@ public struct RetryPolicy: Sendable, Equatable {
         self.retriesNonIdempotentRequests = retriesNonIdempotentRequests
     }
 
-    /// Your own decision on each failed attempt (an error, or a status of 400 or more), asked
+    /// Your own decision on each failed attempt (an error, or a status its resource does not accept), asked
     /// before the rules above; nil leaves them alone. See ``deciding(_:)``.
     var decider: Decider?
 
@@ -105,7 +105,9 @@ public struct RetryPolicy: Sendable, Equatable {
         retryAfter: TimeInterval?
     ) -> AttemptVerdict.Retry? {
         guard attempt < maxAttempts else { return nil }
-        if let decider, Self.isFailure(outcome) {
+        // A cancellation is what the caller asked for, never a failure to try again.
+        if case .failure(.cancelled) = outcome { return nil }
+        if let decider {
             switch decider.decide(FailedAttempt(attempt: attempt, method: method, outcome: outcome)) {
             case .doNotRetry:
                 return nil
@@ -167,16 +169,6 @@ public struct RetryPolicy: Sendable, Equatable {
             .delay(jitter: jitter)
     }
 
-    /// What a decider is asked about: an error other than cancellation, or a status of 400 or
-    /// more.
-    static func isFailure(_ outcome: Result<TransportResponse, ServiceError>) -> Bool {
-        switch outcome {
-        case .success(let payload): payload.statusCode >= 400
-        case .failure(.cancelled): false
-        case .failure: true
-        }
-    }
-
     /// The backoff before attempt `attempt + 1`: full jitter under an exponential ceiling.
     private func backoff(before attempt: Int) -> AttemptVerdict.Retry {
         .backoff(upTo: backoffCeiling(afterTries: attempt))
@@ -222,7 +214,7 @@ extension RetryPolicy {
         public let attempt: Int
         /// The request's method.
         public let method: String
-        /// What the attempt produced: a response with a status of 400 or more, or an error.
+        /// What the attempt produced: a response with a status its resource does not accept, or an error.
         public let outcome: Result<TransportResponse, ServiceError>
 
         /// The response's status, if there was a response: the attempt's, or the one in the error

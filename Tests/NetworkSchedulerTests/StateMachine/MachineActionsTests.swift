@@ -149,7 +149,8 @@ import Testing
 
         let (ended, endActions) = machine.attemptEnded(attempt, with: .success(answer), .failure(.throttled(retryAfter: 3)), now: now)
 
-        let wanted = Machine.VerdictWanted(id: attempt, request: request, attemptNumber: 1, outcome: .success(answer))
+        let wanted = Machine.VerdictWanted(id: attempt, request: request, attemptNumber: 1, outcome: .success(answer),
+                                           kind: .throttled(retryAfter: 3))
         #expect(ended == Machine.AttemptEnd(followUp: .verdictWanted(wanted)))
         #expect(endActions == Actions())
 
@@ -181,7 +182,7 @@ import Testing
 
         var expected = Machine.TimerFired()
         expected.expired = [Machine.Expiry(attempt: attempt, followUp: .verdictWanted(
-            Machine.VerdictWanted(id: attempt, request: request, attemptNumber: 1, outcome: .failure(.timedOut))))]
+            Machine.VerdictWanted(id: attempt, request: request, attemptNumber: 1, outcome: .failure(.timedOut), kind: .timedOut)))]
         #expect(fired == expected)
         #expect(firedActions == Actions())
 

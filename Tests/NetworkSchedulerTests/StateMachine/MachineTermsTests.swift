@@ -33,10 +33,10 @@ import Testing
     private let now: UInt64 = 1_000_000_000
     private var lastNumber: UInt64 = 0
 
-    private mutating func submit(_ job: Job, key: String? = nil, deadline: UInt64? = nil) -> (Machine.Attachment, Machine.Actions) {
+    private mutating func submit(_ job: Job, key: String? = nil, within deadline: Seconds? = nil) -> (Machine.Attachment, Machine.Actions) {
         lastNumber += 1
         let (_, attachment, actions) = machine.submit(job.name, number: lastNumber, priority: .normal, request: job, key: key,
-                                                      deadline: deadline, now: now)
+                                                      within: deadline, now: now)
         return (attachment, actions)
     }
 
@@ -80,7 +80,7 @@ import Testing
 
     @Test mutating func theOutcomesItDecidesItselfAreMadeByTheOutcomeType() throws {
         let (first, _) = submit(Job(name: "a1", attemptTimeout: 1))
-        _ = submit(Job(name: "a2"), deadline: now + 500_000_000)
+        _ = submit(Job(name: "a2"), within: 0.5)
         // The line holds one call: the third is shed.
         let (_, shed) = submit(Job(name: "a3"))
         guard case .created(let firstCall) = first else { throw Failure("expected a new call, got \(first)") }

@@ -109,7 +109,7 @@ struct MachineDriver {
         let (request, key) = Self.request(method, host + path, shared: shared, timeout: timeout, idempotencyKey: idempotencyKey)
         let (id, attachment, actions) = machine.submit(name, number: nextNumber(), priority: priority, isSuspended: suspended,
                                                        request: ScheduledRequest(request, of: submission ?? Self.submission(request, lane: lane)),
-                                                       key: key, deadline: deadline.map { uptime(after: $0) }, now: now)
+                                                       key: key, within: deadline, now: now)
         callers[name] = id
         if case .joined(_, let lastStep?) = attachment { toldOnJoining.append((name, lastStep.bytesSent)) }
         perform(actions)
@@ -132,7 +132,7 @@ struct MachineDriver {
         // Bound for the host `dependencySucceeded` sends it to, whose slot may be kept for it.
         let (id, actions) = machine.add(name, number: nextNumber(), priority: priority, dependencies: count ?? names.count,
                                         waitingFor: own + others, host: "https://api.test:443",
-                                        deadline: deadline.map { uptime(after: $0) }, now: now)
+                                        within: deadline, now: now)
         callers[name] = id
         waitsFor[name] = names
         perform(actions)
@@ -194,9 +194,8 @@ struct MachineDriver {
         let start = starts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
-        let (kind, _) = AttemptVerdict.read(outcome, request: start.request.prepared, submission: start.request.submission,
-                                            failureStatuses: machine.healthPolicy.failureStatuses, date: date)
-        let reading: AttemptReading = RetryPolicy.isFailure(outcome) ? .failure(kind) : .verdict(AttemptVerdict(kind: kind, retry: nil))
+        let reading = AttemptReading(outcome, request: start.request.prepared, submission: start.request.submission,
+                                     failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         let (end, actions) = machine.attemptEnded(start.id, with: outcome, reading, now: now)
         if let change = end.healthChange { healthChanges.append((change.host, change.availability)) }
         perform(actions, followUps: [end.followUp])
@@ -206,9 +205,9 @@ struct MachineDriver {
     /// reports it for its host's probe; its body is still to come.
     mutating func answerHead(_ task: String, status: Int = 200, headers: HeaderFields = [:]) {
         let start = starts[task]!
-        let (kind, _) = AttemptVerdict.read(.success(Self.response(status: status, headers: headers)), request: start.request.prepared,
-                                            submission: start.request.submission,
-                                            failureStatuses: machine.healthPolicy.failureStatuses, date: date)
+        let kind = AttemptVerdict.Kind(.success(Self.response(status: status, headers: headers)), request: start.request.prepared,
+                                       submission: start.request.submission,
+                                       failureStatuses: machine.healthPolicy.failureStatuses, date: date)
         let (change, actions) = machine.probeAnswered(start.id, kind, now: now)
         if let change { healthChanges.append((change.host, change.availability)) }
         perform(actions)
@@ -261,9 +260,9 @@ struct MachineDriver {
     mutating func judge(_ wanted: Machine.VerdictWanted) {
         pendingVerdicts.removeAll { $0.id == wanted.id }
         verdictsReached += 1
-        let verdict = AttemptVerdict(of: wanted.outcome, attemptNumber: wanted.attemptNumber, request: wanted.request.prepared,
-                                     submission: wanted.request.submission, defaultPolicy: retryPolicy,
-                                     failureStatuses: machine.healthPolicy.failureStatuses, date: date)
+        let verdict = AttemptVerdict(failure: wanted.kind, outcome: wanted.outcome, attemptNumber: wanted.attemptNumber,
+                                     request: wanted.request.prepared, submission: wanted.request.submission,
+                                     defaultPolicy: retryPolicy)
         let (followUp, actions) = machine.verdictReached(wanted.id, verdict, answer: wanted.outcome, now: now)
         perform(actions, followUps: [followUp])
     }
