@@ -11,10 +11,21 @@ import NetworkScheduler
 /// cancellation ends, tasks that cancel themselves, 401s, bodies that are not JSON. With its
 /// faults off it answers every request well, soon. It keeps nothing per request, so that a run
 /// of a million callers holds no more than a run of a thousand.
+///
+/// As a real transport does, it enforces each request's policy: it follows `/moved` to another
+/// origin only under `.follow` (else the 302 is the answer), and fails a body past the size
+/// limit. Its export changes version now and then, omits the total of a range (`*`) half the
+/// time, cuts bodies short while the faults are on, and answers some resumes of an older
+/// version with a part of the new one. Once its lifecycle is closed it sends nothing.
 final class ChaosTransport: HTTPTransport {
     let maximumConnectionsPerHost = 4
+    let lifecycle = TransportLifecycle()
+    /// The name of the answer at the other origin `/moved` leads to.
+    static let elsewhere = "elsewhere"
     private let random: SeededRandom
     private let faultsOn = Mutex(true)
+    /// The export's version now.
+    private let exportVersion = Mutex(1)
     /// What its server keeps of the outbox's writes.
     let server = ChaosServerState()
     /// Attempts started, and those it hung, for the report.
@@ -34,6 +45,10 @@ final class ChaosTransport: HTTPTransport {
         completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void
     ) -> any TransportTask {
         let task = ChaosTask(completion)
+        guard !lifecycle.isClosed else {
+            task.finish(.failure(ServiceError.transportClosed))
+            return task
+        }
         let faults = faultsOn.withLock { $0 }
         let fault = faults ? Fault.draw(random, request: request.urlRequest) : .none
         counts.withLock { counts in
@@ -45,7 +60,7 @@ final class ChaosTransport: HTTPTransport {
             if let total = request.bodyLength, total > 0 {
                 progress?(TransferProgress(bytesSent: total, bytesExpectedToSend: total))
             }
-            task.finish(self.result(of: fault, for: request))
+            task.finish(self.result(of: fault, for: request, policy: policy, faults: faults))
         }
         // Faults on: a third answer before `startTask` has returned, on the thread that sent.
         if faults, random.chance(33) {
@@ -59,25 +74,43 @@ final class ChaosTransport: HTTPTransport {
 
     /// What a request gets for `fault`: an error, or a response (handed to its sink first, if
     /// it has one: a download's file, a stream's reader).
-    private func result(of fault: Fault, for request: TransportRequest) -> Result<TransportResponse, any Error> {
-        let url = request.urlRequest.url!
+    private func result(of fault: Fault, for request: TransportRequest, policy: TransportPolicy,
+                        faults: Bool) -> Result<TransportResponse, any Error> {
+        var url = request.urlRequest.url!
         let (status, headers, body): (Int, HeaderFields, Data)
+        var isCut = false
         switch fault {
         case .error(let code): return .failure(URLError(code))
         case .status(let code, let retryAfter):
             (status, headers, body) = (code, retryAfter.map { ["Retry-After": "\($0)"] } ?? [:], Data(#"{"message":"chaos"}"#.utf8))
+        case .none where url.path.hasSuffix("/export"), .malformed where url.path.hasSuffix("/export"):
+            // A file is no JSON: its faults are versions, ranges and cuts.
+            (status, headers, body) = exportAnswer(to: request.urlRequest)
+            isCut = faults && random.chance(30)
         case .malformed:
             (status, headers, body) = (200, ["Content-Type": "application/json"], Data("{not json".utf8))
+        case .none where url.path.hasSuffix("/moved") && policy.redirects == .follow:
+            url = URL(string: "https://c.test/v1/moved")!
+            (status, headers, body) = (200, ["Content-Type": "application/json"], Data(#"{"id":2,"name":"\#(Self.elsewhere)"}"#.utf8))
+        case .none where url.path.hasSuffix("/moved"):
+            (status, headers, body) = (302, ["Location": "https://c.test/v1/moved"], Data())
         case .none, .hang:
             (status, headers, body) = Self.answer(to: request.urlRequest)
         }
         if (200..<300).contains(status) { server.apply(request.urlRequest) }
         let response = TransportResponse(data: body, head: ResponseHead(url: url, statusCode: status, headerFields: headers))
-        guard let sink = request.responseSink else { return .success(response) }
+        guard let sink = request.responseSink else {
+            guard body.count <= policy.maximumResponseSize else {
+                return .failure(ServiceError.responseTooLarge(limit: policy.maximumResponseSize))
+            }
+            return .success(response)
+        }
         do {
             guard try sink.accept(response.head) else { return .success(response) }
             let half = body.count / 2
             try sink.write(body.prefix(half))
+            // Cut short after half, as a connection lost mid-body.
+            if isCut { return .failure(URLError(.networkConnectionLost)) }
             try sink.write(body.dropFirst(half))
             return .success(TransportResponse(data: Data(), head: response.head))
         } catch {
@@ -85,11 +118,33 @@ final class ChaosTransport: HTTPTransport {
         }
     }
 
+    /// The export's answer: the whole of its version now, or the rest asked for by `Range`
+    /// (its total given or `*`); to a resume of an older version, the whole new one, or, as a
+    /// hostile server does, a part of the new one under its own `ETag`.
+    private func exportAnswer(to request: URLRequest) -> (Int, HeaderFields, Data) {
+        let version = exportVersion.withLock { [random] version in
+            if random.chance(20) { version = random.pick(ExportVersions.all) }
+            return version
+        }
+        let body = ExportVersions.body(of: version)
+        let tag = ExportVersions.tag(of: version)
+        let whole: (Int, HeaderFields, Data) = (200, ["ETag": tag, "Content-Length": "\(body.count)"], body)
+        guard let range = request.value(forHTTPHeaderField: "Range"), range.hasPrefix("bytes="),
+              let start = Int(range.dropFirst("bytes=".count).split(separator: "-").first ?? ""), start < body.count else {
+            return whole
+        }
+        let isSameVersion = request.value(forHTTPHeaderField: "If-Range") == tag
+        guard isSameVersion || random.chance(50) else { return whole }
+        let total = random.chance(50) ? "*" : "\(body.count)"
+        return (206, ["ETag": tag, "Content-Range": "bytes \(start)-\(body.count - 1)/\(total)"], body.subdata(in: start..<body.count))
+    }
+
     /// A good answer, by path.
     private static func answer(to request: URLRequest) -> (Int, HeaderFields, Data) {
         let path = request.url?.path ?? ""
-        if path.hasSuffix("/export") {
-            return (200, ["ETag": "\"v1\""], Data(repeating: 7, count: 16 * 1_024))
+        if path.hasSuffix("/big") {
+            let name = String(repeating: "x", count: 2_000)
+            return (200, ["Content-Type": "application/json"], Data(#"{"id":3,"name":"\#(name)"}"#.utf8))
         }
         if path.hasSuffix("/live") {
             return (200, ["Content-Type": "text/event-stream"], Data("id: 1\ndata: one\n\ndata: two\n\n".utf8))

@@ -89,6 +89,10 @@ public enum Soak {
             residentMegabytes: memory,
             schedule: (schedule.callCount, schedule.sharedCallerCount, world.recorder.droppedEvents),
             heard: (stories.heard, stories.ended, stories.unbalanced),
+            forbiddenAnswers: world.terms.forbidden.withLock { $0 },
+            answeredWithOptions: world.terms.answered.withLock { $0 },
+            files: (world.terms.savedFiles.withLock { $0 }, world.terms.wrongFiles.withLock { $0 }),
+            transportsShutDown: world.terms.closings.withLock { $0 },
             chaosSeconds: chaosSeconds,
             totalSeconds: Date().timeIntervalSince(started)
         )
@@ -135,6 +139,16 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     /// Each caller the soak made is at least one caller to the monitors (an outbox's writes and
     /// a stream's reconnections are more).
     public let heard: (callers: Int, endedOnce: Int, unbalanced: Int)
+    /// Callers given an answer their own options forbid (another origin's answer they would
+    /// not have followed, a body past their limit): must be 0.
+    public let forbiddenAnswers: Int
+    /// Callers of identical requests with options of their own that got an answer.
+    public let answeredWithOptions: Int
+    /// Downloads saved as one whole version, and those saved as anything else (must be 0).
+    public let files: (saved: Int, wrong: Int)
+    /// Transports shut down mid-run, and their schedulers found holding something afterwards
+    /// (must be 0; those not checked then count in `census`).
+    public let transportsShutDown: (closed: Int, notIdle: Int)
     public let chaosSeconds: TimeInterval
     public let totalSeconds: TimeInterval
 
@@ -154,7 +168,7 @@ public struct SoakReport: Sendable, CustomStringConvertible {
     /// Whether it held every promise it checks.
     public var isClean: Bool {
         lost == 0 && twice == 0 && allEndedOnceQuiet && isIdle && crossedUsers == 0 && outboxDisagreement == nil
-            && heardEveryCaller
+            && heardEveryCaller && forbiddenAnswers == 0 && files.wrong == 0 && transportsShutDown.notIdle == 0
     }
 
     public var description: String {
@@ -171,6 +185,9 @@ public struct SoakReport: Sendable, CustomStringConvertible {
           first scheduler's timeline: \(schedule.calls) calls, \(schedule.joined) callers joined one, \(schedule.dropped) events dropped
           users switched mid-run: \(crossedUsers) answers crossed users of \(whoamiAnswers) answered, \(switchedWhileSent) callers switched as they were sent
           outbox: \(outboxDisagreement ?? "each lane ends in its last write") (\(outboxWrites) enqueued; server: \(outboxState.presence), \(outboxState.taps) taps)
+          options of their own: \(forbiddenAnswers) answers forbidden by them, of \(answeredWithOptions) answered
+          downloads of a changing file: \(files.saved) saved whole, \(files.wrong) wrong
+          transports shut down mid-run: \(transportsShutDown.closed), schedulers not idle after: \(transportsShutDown.notIdle)
         """
     }
 }

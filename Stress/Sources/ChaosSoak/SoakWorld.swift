@@ -53,6 +53,12 @@ final class SoakWorld: Sendable {
     private let signIns = Mutex(0)
     /// A client whose adapter switches users mid-run, and an outbox of toggles.
     let identity: SoakIdentity
+    /// Callers with options of their own, downloads of a changing file, transports shut down.
+    let terms: SoakTerms
+    /// A scheduler over a transport of its own, which the chaos shuts down and replaces.
+    private let shortLived: Mutex<(transport: ChaosTransport, scheduler: RequestScheduler, client: APIClient)>
+    /// Schedulers whose transport was shut down, checked for idleness a few batches later.
+    private let retired = Mutex<[RequestScheduler]>([])
 
     init(seed: UInt64) {
         random = SeededRandom(seed: seed)
@@ -102,6 +108,19 @@ final class SoakWorld: Sendable {
         groups = Mutex((0..<6).map { _ in RequestGroup() })
         // On the scheduler with a cache: a cached answer must be its user's too.
         identity = SoakIdentity(random: random, scheduler: schedulers[0], folder: downloads)
+        terms = SoakTerms(random: random)
+        shortLived = Mutex(Self.makeShortLived(random: random, stories: stories))
+    }
+
+    /// A scheduler and client over a chaotic transport of their own.
+    private static func makeShortLived(random: SeededRandom, stories: CallerStories)
+        -> (transport: ChaosTransport, scheduler: RequestScheduler, client: APIClient) {
+        let transport = ChaosTransport(random: random)
+        var configuration = RequestScheduler.Configuration(transport: transport, eventMonitors: [stories])
+        configuration.callbackQueue = nil
+        configuration.hostHealth = HostHealth.Policy(maximumPause: 0.2)
+        let scheduler = RequestScheduler(configuration: configuration)
+        return (transport, scheduler, APIClient(baseURL: URL(string: "https://d.test/v1")!, scheduler: scheduler, timeout: 0.5))
     }
 
     func tearDown() {
@@ -115,7 +134,7 @@ final class SoakWorld: Sendable {
     /// One caller, through one of the entry points, chosen at random.
     func launchCaller(isFromACompletion: Bool = false) {
         let number = ledger.begin()
-        let client = random.pick(clients)
+        let client = random.chance(6) ? shortLived.withLock { $0.client } : random.pick(clients)
         let group = random.chance(40) ? groups.withLock { [random] in random.pick($0) } : nil
         let priority = random.pick(RequestPriority.allCases)
         let after = dependencies()
@@ -156,13 +175,16 @@ final class SoakWorld: Sendable {
             if random.chance(20) { operation.addDependency(appOperation(mayBeCancelled: false)) }
             appQueue.addOperation(operation)
             if random.chance(10) { DispatchQueue.global().async { operation.cancel() } }
-        case 72..<80:
+        case 72..<78:
             let destination = downloads.appendingPathComponent("\(number).bin")
-            client.send(.download("export", to: destination, maximumSize: 1 << 20), priority: .low, group: group, after: after) { [ledger] result in
+            client.send(.download("export", to: destination, maximumSize: 1 << 20), priority: .low, group: group, after: after) { [ledger, terms] result in
+                if case .success = result { terms.checkSaved(destination) }
                 try? FileManager.default.removeItem(at: destination)
                 try? FileManager.default.removeItem(at: destination.appendingPathExtension("partial"))
                 ledger.end(number, outcomeKind(result))
             }
+        case 78..<84:
+            terms.launchCallerWithOptions(number: number, client: client, ledger: ledger)
         default:
             let stream = client.stream(.events("feed/live", timeout: 0.5, reconnectionDelay: 0.01, maximumReconnections: 2),
                                        priority: priority, group: group, after: after)
@@ -261,8 +283,26 @@ final class SoakWorld: Sendable {
             }
         }
         if random.chance(20) { signIn() }
+        if random.chance(10) { shutDownShortLivedTransport() }
         if random.chance(25) { identity.switchUser() }
         if random.chance(50) { identity.write() }
+    }
+
+    /// Shuts the short-lived scheduler's transport down, as an app invalidates a session, while
+    /// its callers wait, back off and run; a new one takes its place. The one retired eight
+    /// shut-downs ago must be idle by now.
+    private func shutDownShortLivedTransport() {
+        let old = shortLived.withLock { [random, stories] current in
+            defer { current = Self.makeShortLived(random: random, stories: stories) }
+            return current
+        }
+        terms.closed()
+        DispatchQueue.global().async { old.transport.lifecycle.close() }
+        let due = retired.withLock { retired -> RequestScheduler? in
+            retired.append(old.scheduler)
+            return retired.count > 8 ? retired.removeFirst() : nil
+        }
+        if let due { terms.check(retired: due) }
     }
 
     private func signIn() {
@@ -286,6 +326,8 @@ final class SoakWorld: Sendable {
     /// Each scheduler's census once its queues drained and its kept outcomes expired (bounded).
     func idleCensus(timeout: TimeInterval) async -> [RequestScheduler.Census] {
         let deadline = Date().addingTimeInterval(timeout)
+        // The short-lived schedulers too: those retired, and the one in use.
+        let schedulers = schedulers + retired.withLock { $0 } + [shortLived.withLock { $0.scheduler }]
         for scheduler in schedulers { await scheduler.queuesDrained() }
         while Date() < deadline {
             let census = schedulers.map(\.census)

@@ -18,6 +18,9 @@ import Testing
         #expect(report.heardEveryCaller, "\(report)")
         #expect(report.crossedUsers == 0, "\(report)")
         #expect(report.outboxDisagreement == nil, "\(report)")
+        #expect(report.forbiddenAnswers == 0 && report.answeredWithOptions > 0, "\(report)")
+        #expect(report.files.wrong == 0 && report.files.saved > 0, "\(report)")
+        #expect(report.transportsShutDown.notIdle == 0 && report.transportsShutDown.closed > 0, "\(report)")
         #expect(report.outboxState.taps > 0 && !report.outboxState.presence.isEmpty, "the outbox's writes reached the server")
         #expect(report.outcomes["success", default: 0] > 0 && report.outcomes.count > 5, "the chaos reached the callers: \(report)")
     }
