@@ -6,26 +6,32 @@ extension SocialRoutes {
     /// `GET /exports/{name}?bytes=N`: N bytes of a pattern, streamed, with a strong `ETag` of the
     /// exports' version; a `Range: bytes=START-` (or `START-END`) answered with 206, unless its
     /// `If-Range` names another version (then all of it, with 200). Faults cut the body, ignore
-    /// the range, or answer another one.
+    /// the range, or answer another one; the board's ``FaultBoard/ExportQuirks`` withhold the
+    /// length, name no version, or answer a resume from the next version.
     func addExportRoutes(to router: Router<Context>) {
         router.get("/exports/:name") { request, context in
             await handle(.export, request, context) { _ in
                 let size = max(0, request.uri.queryParameters.get("bytes", as: Int.self) ?? 1_000_000)
-                let version = faults.exportsVersion
+                let quirks = faults.exportQuirks
+                let asked = Self.range(request.headers[.range])
+                let resumes = (asked?.lowerBound ?? 0) > 0
+                let version = faults.exportsVersion + (quirks.changesVersionOnResume && resumes ? 1 : 0)
                 let tag = "\"v\(version)\""
                 let fault = Fault.taken
                 var range: ClosedRange<Int>?
-                if fault?.ignoresRange != true, let asked = Self.range(request.headers[.range]),
-                   request.headers[.ifRange].map({ $0 == tag }) ?? true {
+                if fault?.ignoresRange != true, let asked,
+                   quirks.changesVersionOnResume || (request.headers[.ifRange].map({ $0 == tag }) ?? true) {
                     guard asked.lowerBound < size else {
                         return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(size)"])
                     }
                     let start = fault?.wrongRange == true ? max(0, asked.lowerBound - 100) : asked.lowerBound
                     range = start...min(size - 1, asked.upperBound)
                 }
-                var headers: HTTPFields = [.contentType: "application/octet-stream", .eTag: tag, .acceptRanges: "bytes"]
+                var headers: HTTPFields = [.contentType: "application/octet-stream", .acceptRanges: "bytes"]
+                if !quirks.namesNoVersion { headers[.eTag] = tag }
                 if let range {
-                    headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+                    let total = quirks.withholdsLength ? "*" : "\(size)"
+                    headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(total)"
                 }
                 let cut = fault?.cutAfterBytes
                 let pause = fault?.bodyPauseMilliseconds

@@ -101,6 +101,31 @@ public final class FaultBoard: Sendable {
         set { exportVersion.withLockedValue { $0 = newValue } }
     }
 
+    /// How every export answers ranges, whatever the faults of each request.
+    public struct ExportQuirks: Sendable, Equatable {
+        /// `Content-Range: bytes A-B/*`: the whole length is not given (valid, RFC 9110 §14.4).
+        public var withholdsLength = false
+        /// No `ETag`: nothing names the version, so no `If-Range` can ask for the rest of it.
+        public var namesNoVersion = false
+        /// A range after the first byte is answered from the next version, under its own `ETag`,
+        /// whatever `If-Range` names: as a hostile or broken server does.
+        public var changesVersionOnResume = false
+
+        public init(withholdsLength: Bool = false, namesNoVersion: Bool = false, changesVersionOnResume: Bool = false) {
+            self.withholdsLength = withholdsLength
+            self.namesNoVersion = namesNoVersion
+            self.changesVersionOnResume = changesVersionOnResume
+        }
+    }
+
+    private let quirks = NIOLockedValueBox(ExportQuirks())
+
+    /// How every export answers ranges.
+    public var exportQuirks: ExportQuirks {
+        get { quirks.withLockedValue { $0 } }
+        set { quirks.withLockedValue { $0 = newValue } }
+    }
+
     private let faults = NIOLockedValueBox<[Route: (fault: Fault, applied: Int)]>([:])
     private let held = NIOLockedValueBox<[Route: [CheckedContinuation<Void, Never>]]>([:])
 

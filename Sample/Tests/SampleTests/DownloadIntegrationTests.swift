@@ -139,5 +139,68 @@ extension HeavyTests {
                 }
             }
         }
+
+        /// Larger than one part of a download over URLSession on Linux (8 MiB), so that a part's
+        /// end is not the body's.
+        private static let largerThanAPart = 9_000_000
+
+        /// `Content-Range: bytes A-B/*` is valid: the whole length is unknown, not B + 1. The
+        /// first part's end was taken for the body's, and a file of 9 MB succeeded with the
+        /// first 8 MiB (over URLSession; over AsyncHTTPClient the resume's `*` after a cut).
+        @Test(arguments: TransportKind.allCases)
+        func aServerThatWithholdsTheLengthGetsAskedUntilTheBodyEnds(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0, maxDelay: 0)) { fixture in
+                    _ = try await fixture.logIn()
+                    fixture.server.faults.exportQuirks = FaultBoard.ExportQuirks(withholdsLength: true)
+                    fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 300_000)
+                    let destination = folder.appendingPathComponent("export.bin")
+
+                    _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.largerThanAPart, to: destination))
+
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 1, size: Self.largerThanAPart))
+                }
+            }
+        }
+
+        /// Without a version, the rest cannot be asked for by it: every attempt asked for the
+        /// first part again, and a file larger than a part was never delivered.
+        @Test(arguments: TransportKind.allCases)
+        func aServerThatNamesNoVersionStillDeliversAFileLargerThanAPart(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport) { fixture in
+                    _ = try await fixture.logIn()
+                    fixture.server.faults.exportQuirks = FaultBoard.ExportQuirks(namesNoVersion: true)
+                    let destination = folder.appendingPathComponent("export.bin")
+
+                    _ = try await fixture.api.client.value(for: .export("2026", bytes: Self.largerThanAPart, to: destination))
+
+                    #expect(try Data(contentsOf: destination) == Self.export(version: 1, size: Self.largerThanAPart))
+                }
+            }
+        }
+
+        /// A 206 whose `ETag` is not the one `If-Range` named is a part of another file: it was
+        /// written after the first version's bytes, and the download succeeded with both.
+        @Test(arguments: TransportKind.allCases)
+        func aPartOfAnotherVersionFailsAndLeavesNothingSpliced(over transport: TransportKind) async throws {
+            try await Self.withFolder { folder in
+                try await Fixture.with(over: transport, retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: 0, maxDelay: 0)) { fixture in
+                    _ = try await fixture.logIn()
+                    fixture.server.faults.exportQuirks = FaultBoard.ExportQuirks(changesVersionOnResume: true)
+                    // Over AsyncHTTPClient, which asks for the whole body, a cut makes the resume.
+                    fixture.server.faults[.export] = Fault(failFirst: 1, cutAfterBytes: 300_000)
+                    let destination = folder.appendingPathComponent("export.bin")
+
+                    await #expect {
+                        try await fixture.api.client.value(for: .export("2026", bytes: Self.largerThanAPart, to: destination))
+                    } throws: { error in
+                        (error as? ServiceError)?.caseName == "badServerResponse"
+                    }
+                    #expect(!FileManager.default.fileExists(atPath: destination.path))
+                    #expect(!FileManager.default.fileExists(atPath: destination.appendingPathExtension("partial").path))
+                }
+            }
+        }
     }
 }
