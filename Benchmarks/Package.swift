@@ -44,6 +44,12 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // One download per fresh process, for `scripts/download-pairs.sh`: the library alone.
+        .executableTarget(
+            name: "DownloadProbe",
+            dependencies: [.product(name: "NetworkScheduler", package: library)],
+            path: "Benchmarks/DownloadProbe"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,10 +13,18 @@ protocol SegmentedSink: ResponseBodySink {
     /// next part then ends the download.
     var endedWithoutLength: Bool { get }
 
-    /// The headers that ask for the next part, of `size` bytes at most, once what was written
-    /// is all written; nil when the body is whole, or when it cannot be asked for again by the
-    /// version the server named. The first is asked for before any head.
+    /// The headers that ask for the next part, of `size` bytes at most, after what was taken;
+    /// nil when the body is whole; none (`[:]`) to ask for the whole body again, when the rest
+    /// cannot be asked for by the version the server named. The first is asked for before any
+    /// head.
     func nextSegment(size: Int64) -> HeaderFields?
+
+    /// Takes `count` more bytes of the body, in order, before they are written: the next part
+    /// starts after them. Throws past the size limit.
+    func take(_ count: Int) throws
+
+    /// Writes bytes it took, in the order it took them.
+    func store(_ chunk: Data) throws
 }
 
 /// A download over a FoundationNetworking session, with its memory bounded.
@@ -26,8 +34,10 @@ protocol SegmentedSink: ResponseBodySink {
 /// waiting grow without bound (a raw data task downloading 1 GiB from nginx on loopback grew
 /// the process by up to 230 MB). Here the body is asked for `segment` bytes at a time with
 /// `Range` (and, after the first, `If-Range` naming the version the server gave), one data
-/// task after another on the same connection, and each part only once the writer, a queue of
-/// the download's own, has written the last: what waits in memory is at most one part.
+/// task after another on the same connection. The next part is asked for as the last one ends,
+/// while its bytes are still being written by the writer (a queue of the download's own), as
+/// long as no more than a part waits for it: what waits in memory is at most two parts, and the
+/// connection does not wait for the disk between parts.
 ///
 /// A server that ignores ranges answers the whole body to the first request, read as it comes;
 /// one that names no version gets the whole body in one request after its first part (the rest
@@ -72,9 +82,11 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         var priority: RequestPriority?
         /// Whether the last request asked for a part; the first asks without one after a 416.
         var asksInParts = true
-        /// The answer to the last part written, which ends the download if the server finds
+        /// The answer to the last part taken, which ends the download if the server finds
         /// nothing past it.
         var lastPart: TransportResponse?
+        /// Bytes handed to the writer and not written yet.
+        var unwritten: Int64 = 0
     }
 
     init(session: URLSession, lifecycle: TransportLifecycle, delegate: TransportSessionDelegate, request: TransportRequest, sink: any SegmentedSink,
@@ -132,9 +144,12 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
 
     func write(_ chunk: Data) throws {
         if let failed = state.withLock({ $0.writeError }) { throw failed }
+        try sink.take(chunk.count)
+        state.withLock { $0.unwritten += Int64(chunk.count) }
         writer.async { [self] in
+            defer { state.withLock { $0.unwritten -= Int64(chunk.count) } }
             do {
-                try sink.write(chunk)
+                try sink.store(chunk)
             } catch {
                 let task = state.withLock { state -> URLSessionTask? in
                     guard state.writeError == nil else { return nil }
@@ -164,24 +179,50 @@ final class PacedDownload: TransportTask, ResponseBodySink, @unchecked Sendable 
         task?.priority = priority.urlSessionTaskPriority
     }
 
-    /// A part's data task ended: once the writer has written all it was given, the next part
-    /// is asked for, or the download ends with this result.
+    /// What follows a part's end: the next part to ask for, or the download's end.
+    private enum Next {
+        case part(HeaderFields)
+        case end(Result<TransportResponse, any Error>)
+    }
+
+    /// A part's data task ended. The next part is asked for at once, while what this one
+    /// brought is still being written, as long as no more than a part waits for the writer
+    /// (memory stays bounded by two parts, and the connection never waits for the disk); else,
+    /// and to start the body over, once the writer has written it all. The download ends, with
+    /// this result, once the writer has written everything it was given.
     private func ended(_ result: Result<TransportResponse, any Error>) {
-        writer.async { [self] in
-            let (isCancelled, writeError, askedInParts) = state.withLock { ($0.isCancelled, $0.writeError, $0.asksInParts) }
-            if let writeError { return completion(.failure(writeError)) }
-            guard !isCancelled, case .success(let response) = result else { return completion(result) }
-            if response.statusCode == 416, askedInParts, !sink.isAccepted {
-                // Nothing past the last part of a body whose length was not given: it ended there.
-                if sink.endedWithoutLength, let last = state.withLock({ $0.lastPart }) { return completion(.success(last)) }
-                // Nothing at the first range: an empty body, most likely. Asked for whole instead.
-                return send([:])
+        let next = self.next(after: result)
+        if case .part(let headers) = next, headers["Range"] != nil {
+            let mayAskNow = state.withLock { state in
+                !state.isCancelled && state.writeError == nil && state.unwritten <= segment
             }
-            guard (200..<300).contains(response.statusCode), let next = sink.nextSegment(size: nextSize) else {
-                return completion(result)
-            }
-            state.withLock { $0.lastPart = response }
-            send(next)
+            if mayAskNow { return send(headers) }
         }
+        writer.async { [self] in
+            let (isCancelled, writeError) = state.withLock { ($0.isCancelled, $0.writeError) }
+            if let writeError { return completion(.failure(writeError)) }
+            switch next {
+            case .part(let headers) where !isCancelled: send(headers)
+            case .part: completion(result)
+            case .end(let ending): completion(ending)
+            }
+        }
+    }
+
+    /// What follows `result`, the end of the part asked for last.
+    private func next(after result: Result<TransportResponse, any Error>) -> Next {
+        guard case .success(let response) = result else { return .end(result) }
+        let (askedInParts, lastPart) = state.withLock { ($0.asksInParts, $0.lastPart) }
+        if response.statusCode == 416, askedInParts, !sink.isAccepted {
+            // Nothing past the last part of a body whose length was not given: it ended there.
+            if sink.endedWithoutLength, let lastPart { return .end(.success(lastPart)) }
+            // Nothing at the first range: an empty body, most likely. Asked for whole instead.
+            return .part([:])
+        }
+        guard (200..<300).contains(response.statusCode), let headers = sink.nextSegment(size: nextSize) else {
+            return .end(result)
+        }
+        state.withLock { $0.lastPart = response }
+        return .part(headers)
     }
 }
