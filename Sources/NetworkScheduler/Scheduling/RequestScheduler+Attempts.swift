@@ -19,7 +19,10 @@ extension RequestScheduler {
         // answer is what the callers get.
         let reading = AttemptReading(outcome, request: request.prepared, submission: request.submission,
                                      failureStatuses: configuration.hostHealth.failureStatuses, date: clock.now)
-        let answer = cacheAnswer(to: request.prepared, ofCall: attempt.call.number, outcome, requested: requested)
+        var answer = cacheAnswer(to: request.prepared, ofCall: attempt.call.number, outcome, requested: requested)
+        // An outage its resource accepts (a 503 it reads) ends the call now, with no retry: the
+        // stored answer may stand in for it (`stale-if-error`), as for a failure no retry follows.
+        if case .verdict = reading { answer = staleAnswer(to: request.prepared, after: answer) }
         let now = clock.uptimeNanoseconds
         let end = feed(ending: attempt, announcing: { end in
             if let change = end.healthChange { announce(change) }
