@@ -26,10 +26,15 @@ extension RequestScheduler {
                     }
                     // Handed over unread on the thread that ends the caller: the continuation
                     // itself hops to the awaiting task, which decodes.
-                    let handle = self.enqueue(request, priority: priority, group: group, after: dependencies,
-                                              callbacks: nil, progress: progress,
-                                              completion: .handOver { continuation.resume(returning: ($0, $1)) })
+                    let handle = self.makeHandle(request, priority: priority, group: group, callbacks: nil,
+                                                 completion: .handOver { continuation.resume(returning: ($0, $1)) })
+                    if let progress { handle.onProgress(progress) }
+                    // Linked before it enters the machine: an escalation that comes once the
+                    // caller is heard to begin has raised it before any slot is filled again.
                     link.attach(handle)
+                    self.admit(handle, after: dependencies)
+                    // A cancellation between the link and the admission had nothing to cancel.
+                    if link.isCancelled { handle.cancel() }
                 }
             } onCancel: {
                 // Runs first, and at once, when the task is already cancelled.
