@@ -41,15 +41,27 @@
             case .backoff(let ceiling): ceiling * min(max(jitter, 0), 1)
             }
         }
+
+        /// The longest of `retries`, by the longest each may wait: the one a call shared by
+        /// callers of several policies waits for, so that it never goes sooner than one of them
+        /// (a `Retry-After` one honours) allows. Nil if there is none.
+        @inlinable package static func longest(of retries: some Sequence<Self>) -> Self? {
+            retries.max { $0.delay(jitter: 1) < $1.delay(jitter: 1) }
+        }
     }
 
     @usableFromInline package let kind: Kind
-    /// Nil when the call's retry policy gives up on this result.
+    /// When the call is tried again: the longest wait among its callers whose own retry
+    /// policies try again; nil when every one of them gives up on this result.
     @usableFromInline package let retry: Retry?
+    /// The callers whose own policy gives up on this result while another's tries again: they
+    /// end with it now, where they would have alone, and the call goes on for the others.
+    @usableFromInline package let givingUp: [CallerID]
 
-    @inlinable package init(kind: Kind, retry: Retry?) {
+    @inlinable package init(kind: Kind, retry: Retry?, givingUp: [CallerID] = []) {
         self.kind = kind
         self.retry = retry
+        self.givingUp = givingUp
     }
 
     @inlinable package var isSuccess: Bool { kind == .succeeded }

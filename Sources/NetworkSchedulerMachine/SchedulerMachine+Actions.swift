@@ -41,24 +41,47 @@ extension SchedulerMachine {
         }
     }
 
-    /// An attempt that failed, or that the machine ended at its deadline, whose call waits for
-    /// the verdict on it: the scheduler reads `outcome` by the call's retry policy (outside
-    /// the lock: its decider may be the app's) and reports it with
-    /// ``SchedulerMachine/verdictReached(_:_:answer:now:)``.
+    /// A caller whose own retry policy is asked for its verdict on an attempt it waited on.
+    @usableFromInline package struct AskedCaller {
+        @usableFromInline package let id: CallerID
+        @usableFromInline package let handle: CallerHandle
+        /// Its own number for that attempt: 1 for the first it waited on (a caller that joined a
+        /// call tried twice already starts its own count there).
+        @usableFromInline package let attemptNumber: Int
+
+        @inlinable package init(id: CallerID, handle: CallerHandle, attemptNumber: Int) {
+            self.id = id
+            self.handle = handle
+            self.attemptNumber = attemptNumber
+        }
+    }
+
+    /// An attempt that failed, or that the machine ended at its deadline, on which its callers
+    /// want a verdict: the scheduler asks each asked caller's own retry policy (outside the
+    /// lock: a decider may be the app's) and reports with
+    /// ``SchedulerMachine/verdictReached(_:_:answer:endingWith:now:)``, or, for an attempt that
+    /// runs on, ``SchedulerMachine/patienceJudged(_:asked:_:answer:now:)``.
     @usableFromInline package struct VerdictWanted {
         @usableFromInline package let id: AttemptID
         @usableFromInline package let request: Request
-        @usableFromInline package let attemptNumber: Int
+        /// Whose policies are asked: every caller of the call when its attempt ended; when it
+        /// runs on, those whose own patience with it ran out.
+        @usableFromInline package let callers: [AskedCaller]
+        /// Whether the attempt runs on for more patient callers: only `callers` are judged,
+        /// not the call.
+        @usableFromInline package let attemptRunsOn: Bool
         /// What the attempt ended with: ``CallOutcome/attemptTimedOut`` for one the machine
-        /// ended.
+        /// ended, or whose callers' patience ran out.
         @usableFromInline package let outcome: Outcome
         /// What that was, as it was read when the attempt ended: the verdict adds the retry.
         @usableFromInline package let kind: AttemptVerdict.Kind
 
-        @inlinable package init(id: AttemptID, request: Request, attemptNumber: Int, outcome: Outcome, kind: AttemptVerdict.Kind) {
+        @inlinable package init(id: AttemptID, request: Request, callers: [AskedCaller], attemptRunsOn: Bool = false,
+                                outcome: Outcome, kind: AttemptVerdict.Kind) {
             self.id = id
             self.request = request
-            self.attemptNumber = attemptNumber
+            self.callers = callers
+            self.attemptRunsOn = attemptRunsOn
             self.outcome = outcome
             self.kind = kind
         }
@@ -295,6 +318,9 @@ extension SchedulerMachine {
         @usableFromInline package var expired = SmallBatch<Expiry>()
         @usableFromInline package var promotions = SmallBatch<Promotion>()
         @usableFromInline package var healthChanges = SmallBatch<HealthChange>()
+        /// Attempts that run on past some of their callers' own patience: each of those callers'
+        /// policies is asked whether it waits on or ends.
+        @usableFromInline package var outwaited = SmallBatch<VerdictWanted>()
 
         @inlinable package init() {}
     }
@@ -329,7 +355,8 @@ extension SchedulerMachine {
 extension SchedulerMachine.AttemptStart: Equatable where CallerHandle: Equatable, Request: Equatable {}
 extension SchedulerMachine.Retry: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.Promotion: Equatable where CallerHandle: Equatable, Request: Equatable {}
-extension SchedulerMachine.VerdictWanted: Equatable where Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.VerdictWanted: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
+extension SchedulerMachine.AskedCaller: Equatable where CallerHandle: Equatable {}
 extension SchedulerMachine.TokenRefresh: Equatable where Request: Equatable {}
 extension SchedulerMachine.KeptOutcome: Equatable where Request: Equatable, Outcome: Equatable {}
 extension SchedulerMachine.Delivery: Equatable where CallerHandle: Equatable, Request: Equatable, Outcome: Equatable {}
@@ -353,6 +380,7 @@ extension SchedulerMachine.ServingCall: Sendable where Request: Sendable {}
 extension SchedulerMachine.AttemptStart: Sendable where CallerHandle: Sendable, Request: Sendable {}
 extension SchedulerMachine.Retry: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
 extension SchedulerMachine.Promotion: Sendable where CallerHandle: Sendable, Request: Sendable {}
-extension SchedulerMachine.VerdictWanted: Sendable where Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.VerdictWanted: Sendable where CallerHandle: Sendable, Request: Sendable, Outcome: Sendable {}
+extension SchedulerMachine.AskedCaller: Sendable where CallerHandle: Sendable {}
 extension SchedulerMachine.TokenRefresh: Sendable where Request: Sendable {}
 extension SchedulerMachine.KeptOutcome: Sendable where Request: Sendable, Outcome: Sendable {}

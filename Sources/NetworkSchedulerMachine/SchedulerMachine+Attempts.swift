@@ -14,9 +14,7 @@ extension SchedulerMachine {
         guard calls.contains(slot), !calls[slot].isAbandoned, calls[slot].running?.serial == attempt.serial else {
             return []
         }
-        // Later than it was: the timer armed for the earlier deadline finds nothing due, and
-        // arms itself for the next.
-        timers[.call(attempt.call)] = Self.deadline(after: now, timeout: calls[slot].request.attemptTimeout)
+        moveDeadlines(ofAttemptOf: attempt.call, from: now)
         calls[slot].progress = progress
         return calls[slot].callers.map { callers[$0.slot].handle }
     }
@@ -45,7 +43,8 @@ extension SchedulerMachine {
             followUp = settled
         } else if case .verdict(let verdict) = reading {
             calls[slot].attempt = .between
-            followUp = decide(attempt.call, after: outcome, verdict: verdict, startedAt: running.started, now: now, into: &actions)
+            followUp = decide(attempt.call, after: outcome, endingWith: outcome, verdict: verdict, startedAt: running.started,
+                              now: now, into: &actions)
         } else {
             followUp = wantVerdict(on: attempt.call, running, outcome: outcome, kind: reading.kind)
         }
@@ -54,19 +53,22 @@ extension SchedulerMachine {
     }
 
     /// The verdict on an attempt whose call waited for it (a ``VerdictWanted``): the call's
-    /// token is refreshed, or it is tried again, or its callers get `answer` (the attempt's
+    /// token is refreshed, or it is tried again, or its callers get `ended` (the attempt's
     /// outcome as the layer beside the transport read it: the error that stalled it, or a
-    /// stale answer from the cache). Nothing happens if the call has gone meanwhile (its
+    /// stale answer from the cache); its callers whose own policy gives up
+    /// (``AttemptVerdict/givingUp``) get it while the others wait for the retry, which event
+    /// monitors hear `answer` caused. Nothing happens if the call has gone meanwhile (its
     /// callers left), or for any other attempt.
     @inlinable package mutating func verdictReached(_ attempt: AttemptID, _ verdict: AttemptVerdict,
-                                 answer: Outcome, now: UInt64) -> (FollowUp, Actions) {
+                                 answer: Outcome, endingWith ended: Outcome? = nil, now: UInt64) -> (FollowUp, Actions) {
         let slot = attempt.call.slot
         guard calls.contains(slot), attempt.serial == calls[slot].attemptsStarted,
               case .awaitingVerdict(let started) = calls[slot].attempt else { return (.none, Actions()) }
         calls[slot].attempt = .between
         var actions = Actions()
         hostsToFill.insert(calls[slot].host)
-        let followUp = decide(attempt.call, after: answer, verdict: verdict, startedAt: started, now: now, into: &actions)
+        let followUp = decide(attempt.call, after: answer, endingWith: ended ?? answer, verdict: verdict, startedAt: started,
+                              now: now, into: &actions)
         fillHosts(now: now, into: &actions)
         return (followUp, actions)
     }
@@ -83,10 +85,13 @@ extension SchedulerMachine {
         var expired: [(CallID, Running)] = []
         var backedOff: [CallID] = []
         var late: [CallerID] = []
+        var outwaited: [CallerID] = []
         for key in due {
             switch key {
             case .caller(let id):
                 late.append(id)
+            case .patience(let id):
+                outwaited.append(id)
             case .host(let host):
                 if let change = hostTimerFired(host, now: now) { fired.healthChanges.append(change) }
             case .cooling(let host):
@@ -116,6 +121,8 @@ extension SchedulerMachine {
             fired.expired.append(Expiry(attempt: AttemptID(call: callID, serial: running.serial),
                                         followUp: settled ?? wantVerdict(on: callID, running, outcome: .attemptTimedOut, kind: .timedOut)))
         }
+        // After the attempts past their deadline: their calls' verdicts ask every caller.
+        for wanted in patienceRanOut(outwaited) { fired.outwaited.append(wanted) }
         hostsToFill.removeAll(keepingCapacity: true)
         startWaitingOnEveryHost(now: now, into: &actions)
         armedFor = nil
@@ -187,6 +194,7 @@ extension SchedulerMachine {
             freeSlot(of: running, onHost: host)
         }
         timers[.call(callID)] = nil
+        stopWatchingPatience(of: callID)
         let healthChange = judge(kind, of: callID, onHost: host, now: now, into: &actions)
         if calls[callID.slot].isAbandoned {
             retire(callID, now: now, into: &actions)
@@ -204,14 +212,17 @@ extension SchedulerMachine {
                                          kind: AttemptVerdict.Kind) -> FollowUp {
         calls[callID.slot].attempt = .awaitingVerdict(started: running.started)
         return .verdictWanted(VerdictWanted(id: AttemptID(call: callID, serial: running.serial), request: calls[callID.slot].request,
-                                            attemptNumber: calls[callID.slot].attemptNumber, outcome: outcome, kind: kind))
+                                            callers: calls[callID.slot].callers.map { asked($0, of: callID) },
+                                            outcome: outcome, kind: kind))
     }
 
-    /// What an attempt's outcome means for its call: a token refresh, a retry, or the outcome
-    /// its callers get (among `actions`' deliveries).
+    /// What an attempt's `outcome` means for its call: a token refresh, a retry, or `ended`,
+    /// which its callers get (among `actions`' deliveries); with a retry, the callers whose own
+    /// policy gives up get it, unless that is all of them.
     @inlinable mutating func decide(
         _ callID: CallID,
         after outcome: Outcome,
+        endingWith ended: Outcome,
         verdict: AttemptVerdict,
         startedAt attemptStart: UInt64,
         now: UInt64,
@@ -232,12 +243,15 @@ extension SchedulerMachine {
             return .retry(Retry(call: callID, request: call.request, attempt: call.attemptNumber, delay: 0, outcome: outcome,
                                 callers: namedCallers(of: callID)), refresh: nil)
         }
-        if let retry = verdict.retry {
-            // Jitter is drawn only for a backoff, so that a run replays from its seed.
-            let delay = switch retry {
-            case .after: retry.delay(jitter: 0)
-            case .backoff: retry.delay(jitter: Double.random(in: 0...1, using: &jitter))
+        let givingUp = verdict.givingUp.filter { id in
+            guard case .attached(let call, _)? = callers.lookup(id.slot)?.stage else { return false }
+            return call == callID
+        }
+        if let retry = verdict.retry, givingUp.count < calls[callID.slot].callers.count {
+            for id in givingUp {
+                release(id, of: callID, with: ended, startedAt: attemptStart, now: now, into: &actions)
             }
+            let delay = delay(of: retry)
             calls[callID.slot].attemptNumber += 1
             let call = calls[callID.slot]
             if delay > 0 {
@@ -249,7 +263,7 @@ extension SchedulerMachine {
                                 callers: namedCallers(of: callID)), refresh: nil)
         }
         if verdict.isSuccess { keepSlot(forDependentsOf: callID) }
-        deliver(outcome, failed: !verdict.isSuccess, of: callID, startedAt: attemptStart, now: now, into: &actions)
+        deliver(ended, failed: !verdict.isSuccess, of: callID, startedAt: attemptStart, now: now, into: &actions)
         return .none
     }
 

@@ -121,8 +121,11 @@ extension SchedulerMachine {
                 return (.joined(callID, lastStep: nil), actions)
             }
             callers[id.slot].stage = .attached(callID, since: now)
+            callers[id.slot].patience = request.attemptTimeout
+            callers[id.slot].attemptOffset = Int32(calls[callID.slot].attemptNumber - 1)
             calls[callID.slot].callers.insert(id)
             calls[callID.slot].wasShared = true
+            joinAttempt(id, of: callID, now: now, into: &actions)
             if caller.isSuspended { calls[callID.slot].suspendedCallers += 1 }
             var lastStep: TransferProgress?
             if case .running = calls[callID.slot].attempt { lastStep = calls[callID.slot].progress }
@@ -139,6 +142,7 @@ extension SchedulerMachine {
         let callID = CallID(slot: calls.insert(call), number: callsMade)
         if key != nil { register(callID) }
         callers[id.slot].stage = .attached(callID, since: now)
+        callers[id.slot].patience = request.attemptTimeout
         if request.lane.map({ enterLane(callID, named: $0.name) }) ?? true {
             hostsToFill.insert(call.host)
             line(callID, now: now, into: &actions)
@@ -247,6 +251,7 @@ extension SchedulerMachine {
         releaseSlot(keptFor: id)
         let caller = callers.remove(id.slot)
         if caller.hasDeadline { timers[.caller(id)] = nil }
+        if caller.patienceWatch == .timer { timers[.patience(id)] = nil }
         return caller
     }
 

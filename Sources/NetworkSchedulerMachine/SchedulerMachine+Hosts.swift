@@ -150,7 +150,7 @@ extension SchedulerMachine {
         calls[callID.slot].progress = nil
         let serial = calls[callID.slot].attemptsStarted
         calls[callID.slot].attempt = .running(Running(serial: serial, holdsLowPrioritySlot: isLowPriority, started: now))
-        setTimer(.call(callID), at: Self.deadline(after: now, timeout: calls[callID.slot].request.attemptTimeout), into: &actions)
+        setDeadlines(ofAttemptOf: callID, from: now, into: &actions)
         return AttemptStart(id: AttemptID(call: callID, serial: serial), request: calls[callID.slot].request,
                             waitingSince: since, priority: priority, rank: rank, attemptNumber: calls[callID.slot].attemptNumber,
                             callers: namedCallers(of: callID), isProbe: hosts[host].availability == .probing(callID))

@@ -66,6 +66,9 @@
     case call(CallID)
     /// A caller's own deadline.
     case caller(CallerID)
+    /// The end of a caller's own patience with the attempt it waits on, which a more patient
+    /// caller of its call lets run longer (see ``SchedulerMachine/Caller/patience``).
+    case patience(CallerID)
     /// A host's: the end of its pause, or its next rate-limit token.
     case host(Int)
     /// A host's: the end of the grace of a slot its callers left (see
@@ -83,7 +86,8 @@
         case .host(let index): (0, Int32(index))
         case .call(let id): (1, id.slot.index)
         case .caller(let id): (2, id.slot.index)
-        case .cooling(let index): (3, Int32(index))
+        case .patience(let id): (3, id.slot.index)
+        case .cooling(let index): (4, Int32(index))
         }
     }
 }
@@ -228,6 +232,15 @@
         @usableFromInline var isSuspended = false
         /// Whether it has a deadline of its own (a timer).
         @usableFromInline var hasDeadline = false
+        /// What watches its own patience with the attempt it waits on, which a more patient
+        /// caller of its call lets run longer.
+        @usableFromInline var patienceWatch = PatienceWatch.none
+        /// Its own attempt timeout (its request's ``SchedulingTerms/attemptTimeout``), once it
+        /// is attached: its call's attempts last as long as its most patient caller's.
+        @usableFromInline var patience: Seconds = 0
+        /// Its call's attempt number less its own (1 for the first it waits on), for its own
+        /// retry policy.
+        @usableFromInline var attemptOffset: Int32 = 0
 
         /// While it waits: the callers it waits for, which inherit its priority.
         @inlinable var dependencies: [CallerID] { lending?.dependencies ?? [] }
@@ -270,6 +283,17 @@
             self.isSuspended = isSuspended
             self.hasDeadline = hasDeadline
         }
+    }
+
+    /// What watches a caller's own patience with its call's running attempt.
+    @usableFromInline enum PatienceWatch: UInt8, Sendable {
+        /// Nothing: the attempt ends no later than its patience does, or none runs.
+        case none
+        /// A timer (``TimerKey/patience(_:)``), at the end of its patience: the attempt's
+        /// deadline is a more patient caller's.
+        case timer
+        /// Its patience ran out: its retry policy is being asked whether it waits on.
+        case verdictWanted
     }
 
     /// A caller's part in dependencies: kept out of line, and made only for the callers that

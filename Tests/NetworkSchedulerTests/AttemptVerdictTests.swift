@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @testable import NetworkScheduler
+@testable import NetworkSchedulerMachine
 import NetworkSchedulerTesting
 
 /// An attempt's result is read beside the transport, into the few cases the machine decides
@@ -39,8 +40,8 @@ import NetworkSchedulerTesting
         case .verdict(let verdict):
             return verdict
         case .failure(let kind):
-            return AttemptVerdict(failure: kind, outcome: outcome, attemptNumber: attemptNumber, request: request,
-                                  submission: submission, defaultPolicy: policy)
+            let caller = CallerID(slot: SlotID(index: 0, generation: 0), number: 1)
+            return AttemptVerdict(failure: kind, outcome: outcome, asked: [(caller, policy, attemptNumber)], request: request)
         }
     }
 

@@ -64,21 +64,33 @@ extension AttemptVerdict.Kind {
 }
 
 extension AttemptVerdict {
-    /// The verdict on a failed attempt whose result was read as `kind`: the call's retry policy
-    /// (`defaultPolicy` unless it has its own) says whether to try again after attempt
-    /// `attemptNumber` (1 for the first), and when. Its decider runs here, outside the
-    /// scheduler's lock; `outcome` is what it is shown.
+    /// The verdict on a failed attempt whose result was read as `kind`, for the callers
+    /// `asked`: each one's retry policy says whether it tries again after its own attempt
+    /// number `attemptNumber` (1 for the first it waited on), and when. The call is tried again
+    /// after the longest wait among those that would; those that would not end now. Each
+    /// policy is asked once per attempt number, here, outside the scheduler's lock (its decider
+    /// may be the app's); `outcome` is what it is shown.
     init(
         failure kind: Kind,
         outcome: Result<TransportResponse, ServiceError>,
-        attemptNumber: Int,
-        request: PreparedRequest,
-        submission: Submission,
-        defaultPolicy: RetryPolicy
+        asked: [(id: CallerID, policy: RetryPolicy, attemptNumber: Int)],
+        request: PreparedRequest
     ) {
-        let policy = submission.retryPolicy ?? defaultPolicy
-        let retry = policy.retry(before: attemptNumber, method: request.method, isKeyed: request.header("idempotency-key") != nil,
-                                 after: outcome, retryAfter: kind.retryAfter)
-        self.init(kind: kind, retry: retry)
+        let isKeyed = request.header("idempotency-key") != nil
+        var decided: [(policy: RetryPolicy, attemptNumber: Int, retry: Retry?)] = []
+        var retries: [Retry] = []
+        var givingUp: [CallerID] = []
+        for caller in asked {
+            let retry: Retry?
+            if let earlier = decided.first(where: { $0.policy == caller.policy && $0.attemptNumber == caller.attemptNumber }) {
+                retry = earlier.retry
+            } else {
+                retry = caller.policy.retry(before: caller.attemptNumber, method: request.method, isKeyed: isKeyed,
+                                            after: outcome, retryAfter: kind.retryAfter)
+                decided.append((caller.policy, caller.attemptNumber, retry))
+            }
+            if let retry { retries.append(retry) } else { givingUp.append(caller.id) }
+        }
+        self.init(kind: kind, retry: .longest(of: retries), givingUp: retries.isEmpty ? [] : givingUp)
     }
 }

@@ -51,20 +51,33 @@ extension RequestScheduler {
     }
 
     /// The machine asks for the verdict on a failed attempt (one it ended at its deadline
-    /// included), of the kind read as it ended: the call's retry policy adds the retry here,
-    /// outside the lock (its decider may be the app's), once for that attempt. A timeout is
-    /// shown to it as the change of the body's file, if the layer beside the transport saw one
-    /// (a file cut short leaves the transport waiting for bytes that never come). A failure that
-    /// ends the call may be answered from the cache.
+    /// included), of the kind read as it ended, or on the callers whose own patience with an
+    /// attempt that runs on ran out: each asked caller's own retry policy (the scheduler's
+    /// default where it has none) adds its retry here, outside the lock (a decider may be the
+    /// app's), once for that attempt. A timeout is shown to it as the change of the body's
+    /// file, if the layer beside the transport saw one (a file cut short leaves the transport
+    /// waiting for bytes that never come). A failure that ends callers may be answered from the
+    /// cache.
     func judge(_ wanted: Machine.VerdictWanted) {
         var outcome = wanted.outcome
         if case .failure(.timedOut) = outcome, let change = wanted.request.prepared.bodyFileChange { outcome = .failure(change) }
-        let verdict = AttemptVerdict(failure: wanted.kind, outcome: outcome, attemptNumber: wanted.attemptNumber,
-                                     request: wanted.request.prepared, submission: wanted.request.submission,
-                                     defaultPolicy: configuration.retryPolicy)
-        let answer = verdict.retry == nil ? staleAnswer(to: wanted.request.prepared, after: outcome) : outcome
+        let callPolicy = wanted.request.submission.retryPolicy ?? configuration.retryPolicy
+        let asked = wanted.callers.map { caller in
+            // A caller that ended meanwhile has let its submission go: its verdict is moot.
+            (caller.id, caller.handle.submission.map { $0.retryPolicy ?? configuration.retryPolicy } ?? callPolicy,
+             caller.attemptNumber)
+        }
+        let verdict = AttemptVerdict(failure: wanted.kind, outcome: outcome, asked: asked, request: wanted.request.prepared)
+        let endsCallers = verdict.retry == nil || !verdict.givingUp.isEmpty
+        let ended = endsCallers ? staleAnswer(to: wanted.request.prepared, after: outcome) : outcome
         let now = clock.uptimeNanoseconds
-        let followUp = feed(announcing: announce) { $0.verdictReached(wanted.id, verdict, answer: answer, now: now) }
+        if wanted.attemptRunsOn {
+            feed { $0.patienceJudged(wanted.id, asked: wanted.callers.map(\.id), verdict, answer: ended, now: now) }
+            return
+        }
+        let followUp = feed(announcing: announce) {
+            $0.verdictReached(wanted.id, verdict, answer: outcome, endingWith: ended, now: now)
+        }
         follow(followUp)
     }
 

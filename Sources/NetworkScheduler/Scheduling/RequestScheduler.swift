@@ -320,8 +320,7 @@ public final class RequestScheduler: Sendable {
             fail(handle, with: error)
             return
         }
-        let terms = submission.terms(timeout: request.timeout, defaultSize: configuration.maximumResponseSize,
-                                     defaultRetry: configuration.retryPolicy)
+        let terms = submission.terms(defaultSize: configuration.maximumResponseSize)
         // First: a caller the cache answers needs nothing more.
         guard case .send(let cacheContext) = consultCache(for: handle, submission, request, terms: terms) else { return }
         // Made before taking the lock, which every request and every completion takes.
@@ -566,6 +565,7 @@ public final class RequestScheduler: Sendable {
         let now = clock.uptimeNanoseconds
         let fired = feed(expiring: { $0.expired.map(\.attempt) }, announcing: announce) { $0.timerFired(now: now) }
         for expiry in fired.expired { follow(expiry.followUp) }
+        for wanted in fired.outwaited { judge(wanted) }
     }
 
     func nextID() -> RequestHandle.ID {

@@ -142,14 +142,15 @@ import Testing
     }
 
     @Test mutating func aRetryableFailureWaitsForItsVerdictThenOutItsBackoffThenStartsAgain() {
-        let (_, attachment, _, request) = submit("a", "/users/1")
+        let (caller, attachment, _, request) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         let answer = Self.ok(503)
         let attempt = AttemptID(call: call, serial: 1)
 
         let (ended, endActions) = machine.attemptEnded(attempt, with: .success(answer), .failure(.throttled(retryAfter: 3)), now: now)
 
-        let wanted = Machine.VerdictWanted(id: attempt, request: request, attemptNumber: 1, outcome: .success(answer),
+        let wanted = Machine.VerdictWanted(id: attempt, request: request, callers: [Machine.AskedCaller(id: caller, handle: "a", attemptNumber: 1)],
+                                           outcome: .success(answer),
                                            kind: .throttled(retryAfter: 3))
         #expect(ended == Machine.AttemptEnd(followUp: .verdictWanted(wanted)))
         #expect(endActions == Actions())
@@ -173,7 +174,7 @@ import Testing
     }
 
     @Test mutating func anAttemptPastItsDeadlineIsCancelledAndItsCallWaitsForTheVerdict() {
-        let (_, attachment, _, request) = submit("a", "/users/1")
+        let (caller, attachment, _, request) = submit("a", "/users/1")
         guard case .created(let call) = attachment else { Issue.record("expected a new call"); return }
         let deadline = now + Self.seconds(Self.timeout)
         let attempt = AttemptID(call: call, serial: 1)
@@ -182,7 +183,8 @@ import Testing
 
         var expected = Machine.TimerFired()
         expected.expired = [Machine.Expiry(attempt: attempt, followUp: .verdictWanted(
-            Machine.VerdictWanted(id: attempt, request: request, attemptNumber: 1, outcome: .failure(.timedOut), kind: .timedOut)))]
+            Machine.VerdictWanted(id: attempt, request: request, callers: [Machine.AskedCaller(id: caller, handle: "a", attemptNumber: 1)],
+                                  outcome: .failure(.timedOut), kind: .timedOut)))]
         #expect(fired == expected)
         #expect(firedActions == Actions())
 

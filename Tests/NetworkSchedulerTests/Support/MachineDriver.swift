@@ -28,8 +28,10 @@ struct MachineDriver {
     private(set) var starts: [String: Machine.AttemptStart] = [:]
     /// Each attempt's task name.
     private var tasks: [AttemptID: String] = [:]
-    /// The policy of calls whose submission has none, as the scheduler's configuration's.
+    /// The policy of callers whose submission has none, as the scheduler's configuration's.
     let retryPolicy: RetryPolicy
+    /// Each caller's own retry policy, by name, if its submission has one.
+    private var policies: [String: RetryPolicy] = [:]
     /// Whether a failed attempt (one the machine ends at its deadline included) is judged
     /// within the same event, as the scheduler does at once after it; if not, it waits in
     /// ``pendingVerdicts`` until ``judge(_:)``.
@@ -111,6 +113,7 @@ struct MachineDriver {
                                                        request: ScheduledRequest(request, of: submission ?? Self.submission(request, lane: lane)),
                                                        key: key, within: deadline, now: now)
         callers[name] = id
+        policies[name] = submission?.retryPolicy
         if case .joined(_, let lastStep?) = attachment { toldOnJoining.append((name, lastStep.bytesSent)) }
         perform(actions)
         return attachment
@@ -237,7 +240,8 @@ struct MachineDriver {
             let (fired, actions) = machine.timerFired(now: now)
             for promotion in fired.promotions { promotions.append((promotion.request.prepared.urlRequest.url?.path ?? "", promotion.to)) }
             for change in fired.healthChanges { healthChanges.append((change.host, change.availability)) }
-            perform(actions, expired: fired.expired.map(\.attempt), followUps: fired.expired.map(\.followUp))
+            perform(actions, expired: fired.expired.map(\.attempt),
+                    followUps: fired.expired.map(\.followUp) + fired.outwaited.map { .verdictWanted($0) })
         }
     }
 
@@ -256,13 +260,17 @@ struct MachineDriver {
         }
     }
 
-    /// The verdict on a failed attempt is reported, as the scheduler reads it.
+    /// The verdict on a failed attempt, or on callers whose patience with one ran out, is
+    /// reported, as the scheduler reads it: by each asked caller's own policy.
     mutating func judge(_ wanted: Machine.VerdictWanted) {
-        pendingVerdicts.removeAll { $0.id == wanted.id }
+        if let index = pendingVerdicts.firstIndex(of: wanted) { pendingVerdicts.remove(at: index) }
         verdictsReached += 1
-        let verdict = AttemptVerdict(failure: wanted.kind, outcome: wanted.outcome, attemptNumber: wanted.attemptNumber,
-                                     request: wanted.request.prepared, submission: wanted.request.submission,
-                                     defaultPolicy: retryPolicy)
+        let asked = wanted.callers.map { ($0.id, policies[$0.handle] ?? retryPolicy, $0.attemptNumber) }
+        let verdict = AttemptVerdict(failure: wanted.kind, outcome: wanted.outcome, asked: asked, request: wanted.request.prepared)
+        if wanted.attemptRunsOn {
+            perform(machine.patienceJudged(wanted.id, asked: wanted.callers.map(\.id), verdict, answer: wanted.outcome, now: now))
+            return
+        }
         let (followUp, actions) = machine.verdictReached(wanted.id, verdict, answer: wanted.outcome, now: now)
         perform(actions, followUps: [followUp])
     }
@@ -318,7 +326,9 @@ struct MachineDriver {
             case .retry(_, let refresh):
                 if let refresh { refreshes.append(refresh) }
             case .verdictWanted(let wanted):
-                if !verdictsWanted.insert(wanted.id).inserted { brokenContracts.append("the verdict on \(wanted.id) was wanted twice") }
+                if !wanted.attemptRunsOn, !verdictsWanted.insert(wanted.id).inserted {
+                    brokenContracts.append("the verdict on \(wanted.id) was wanted twice")
+                }
                 pendingVerdicts.append(wanted)
             }
         }

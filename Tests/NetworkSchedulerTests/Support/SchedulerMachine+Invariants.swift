@@ -138,6 +138,12 @@ extension SchedulerMachine {
             case .call(let id): check(calls.contains(id.slot), "a timer is set for \(id), which is gone")
             case .caller(let id):
                 check(callers.lookup(id.slot)?.hasDeadline == true, "a deadline is set for \(id), which is gone")
+            case .patience(let id):
+                let caller = callers.lookup(id.slot)
+                check(caller?.patienceWatch == .timer, "a patience timer is set for \(id), which is gone or watched otherwise")
+                if case .attached(let call, _) = caller?.stage, case .running = calls[call.slot].attempt {} else {
+                    check(false, "\(id) has a patience timer but waits on no running attempt")
+                }
             case .cooling(let index):
                 check(!hosts[index].cooling.isEmpty, "\(hosts[index].name) has a grace timer, but no slot in grace")
             case .host(let index):
@@ -149,6 +155,9 @@ extension SchedulerMachine {
         }
         for (slot, caller) in callers.all where caller.hasDeadline {
             check(timers[.caller(CallerID(slot: slot, number: caller.number))] != nil, "caller \(slot) lost its deadline")
+        }
+        for (slot, caller) in callers.all where caller.patienceWatch == .timer {
+            check(timers[.patience(CallerID(slot: slot, number: caller.number))] != nil, "caller \(slot) lost its patience timer")
         }
         if let earliest = timers.values.min() {
             check(armedFor.map { $0 <= earliest } ?? false, "the timer is not armed for the earliest deadline")
