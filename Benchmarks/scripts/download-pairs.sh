@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Scenario 11 in alternating pairs of fresh processes (issue 61): a bare URLSession download
-# task, then the scheduler's download at .low with 20 .high GETs beside it, of a 1 GiB file
-# from nginx on 127.0.0.1; PAIRS times (6 by default), in alternating order. Prints each pair:
-# MB/s of each, their ratio, each process's peak resident memory (VmHWM), and the GETs'
-# median/slowest. Files (the served one, the saved ones, the download task's temporary one)
-# live on tmpfs when there is one.
+# Scenario 11 in rounds of fresh processes (issue 61): a bare URLSession download task, a bare
+# data task whose delegate writes each chunk as it comes (what any client built on data tasks
+# can do), and the scheduler's download at .low with 20 .high GETs beside it, of a 1 GiB file
+# from nginx on 127.0.0.1; ROUNDS times (6 by default), each in another order. Prints each
+# round: MB/s of each, the scheduler's ratio to each bare task, each process's peak resident
+# memory (VmHWM), and the GETs' median/slowest. Files (the served one, the saved ones, the
+# download task's temporary one) live on tmpfs when there is one.
 #
-#     bash Benchmarks/scripts/download-pairs.sh [PAIRS] [BYTES]
+#     bash Benchmarks/scripts/download-pairs.sh [ROUNDS] [BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-6}
@@ -53,11 +54,16 @@ CONF
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/files/friends.json" >/dev/null && break; sleep 0.1; done
 
 run() { TMPDIR="$work/tmp" "$probe" "$1" "http://127.0.0.1:$port" files/served.bin files/friends.json "$work/saved.bin" "$bytes"; }
-echo "pair | raw MB/s | scheduler MB/s | ratio | raw peak MB | scheduler peak MB | GETs median / slowest ms"
-for pair in $(seq "$pairs"); do
-    if [ $((pair % 2)) -eq 1 ]; then raw=$(run raw); sched=$(run scheduler); else sched=$(run scheduler); raw=$(run raw); fi
+echo "round | download task MB/s | data task MB/s | scheduler MB/s | ratio to each | peaks MB (download, data, scheduler) | GETs median / slowest ms"
+for round in $(seq "$pairs"); do
+    case $((round % 3)) in
+        1) raw=$(run raw); data=$(run datatask); sched=$(run scheduler) ;;
+        2) sched=$(run scheduler); raw=$(run raw); data=$(run datatask) ;;
+        0) data=$(run datatask); sched=$(run scheduler); raw=$(run raw) ;;
+    esac
     read -r _ raw_rate raw_peak <<<"$raw"
+    read -r _ data_rate data_peak <<<"$data"
     read -r _ sched_rate sched_peak get_median get_slowest <<<"$sched"
-    ratio=$(python3 -c "print(f'{$sched_rate / $raw_rate:.2f}')")
-    echo "$pair | $raw_rate | $sched_rate | ${ratio}x | $raw_peak | $sched_peak | $get_median / $get_slowest"
+    ratios=$(python3 -c "print(f'{$sched_rate / $raw_rate:.2f}x, {$sched_rate / $data_rate:.2f}x')")
+    echo "$round | $raw_rate | $data_rate | $sched_rate | $ratios | $raw_peak, $data_peak, $sched_peak | $get_median / $get_slowest"
 done

@@ -6,11 +6,12 @@ import FoundationNetworking
 import NetworkScheduler
 
 // One download in a fresh process, for `scripts/download-pairs.sh`: a bare URLSession download
-// task, or the scheduler's download at `.low` with 20 `.high` GETs of a small JSON beside it.
+// task; a bare data task whose delegate writes each chunk as it comes; or the scheduler's
+// download at `.low` with 20 `.high` GETs of a small JSON beside it.
 // Prints one line: the client, MB/s, the process's peak resident memory (VmHWM) in MB, and for
 // the scheduler the GETs' median and slowest in ms.
 //
-//     DownloadProbe raw|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES
+//     DownloadProbe raw|datatask|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES
 
 struct Friend: Decodable, Sendable {
     let id: Int
@@ -29,7 +30,7 @@ func peakResidentMegabytes() -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 7, let base = URL(string: arguments[2]), let bytes = Int(arguments[6]) else {
-    print("usage: DownloadProbe raw|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES")
+    print("usage: DownloadProbe raw|datatask|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES")
     exit(2)
 }
 let (mode, file, json, destination) = (arguments[1], arguments[3], arguments[4], URL(fileURLWithPath: arguments[5]))
@@ -48,6 +49,14 @@ case "raw":
     }.resume()
     done.wait()
     session.invalidateAndCancel()
+case "datatask":
+    _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
+    let handle = try FileHandle(forWritingTo: destination)
+    let done = DispatchSemaphore(value: 0)
+    let session = URLSession(configuration: .ephemeral, delegate: ChunkWriter(handle: handle, done: done), delegateQueue: nil)
+    session.dataTask(with: base.appendingPathComponent(file)).resume()
+    done.wait()
+    try handle.close()
 case "scheduler":
     let transport = URLSessionTransport()
     let api = APIClient(baseURL: base, scheduler: RequestScheduler { $0.transport = transport }, timeout: 60)
@@ -114,5 +123,25 @@ final class Locked: @unchecked Sendable {
         defer { lock.unlock() }
         defer { value = true }
         return !value
+    }
+}
+
+/// A bare data task's delegate: writes each chunk as it comes, on the session's delegate queue.
+final class ChunkWriter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safety: the handle is written only on the session's serial delegate queue.
+    let handle: FileHandle
+    let done: DispatchSemaphore
+    init(handle: FileHandle, done: DispatchSemaphore) {
+        self.handle = handle
+        self.done = done
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        handle.write(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error { fatalError("bare data task failed: \(error)") }
+        done.signal()
     }
 }
