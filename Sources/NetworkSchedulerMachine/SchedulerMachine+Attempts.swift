@@ -191,7 +191,7 @@ extension SchedulerMachine {
         if calls[callID.slot].isAbandoned, cancellationGrace > 0 {
             keepSlotThroughGrace(of: running, onHost: host, now: now, into: &actions)
         } else {
-            freeSlot(of: running, onHost: host)
+            freeSlot(onHost: host, isLowPriority: running.holdsLowPrioritySlot)
         }
         timers[.call(callID)] = nil
         stopWatchingPatience(of: callID)

@@ -194,10 +194,10 @@ extension SchedulerMachine {
         hostsToFill.insert(host)
     }
 
-    /// Gives back the budget slot of an attempt that ended.
-    @inlinable mutating func freeSlot(of running: Running, onHost host: Int) {
+    /// Gives back a budget slot: of an attempt that ended, or one whose grace ended.
+    @inlinable mutating func freeSlot(onHost host: Int, isLowPriority: Bool) {
         hosts[host].running -= 1
-        if running.holdsLowPrioritySlot { hosts[host].lowPriorityRunning -= 1 }
+        if isLowPriority { hosts[host].lowPriorityRunning -= 1 }
     }
 
     /// Keeps the slot of an attempt whose callers all left, and whose task just ended, taken
@@ -213,8 +213,7 @@ extension SchedulerMachine {
     @inlinable mutating func endGrace(onHost host: Int, now: UInt64, into actions: inout Actions) {
         while let first = hosts[host].cooling.first, first.until <= now {
             hosts[host].cooling.removeFirst()
-            hosts[host].running -= 1
-            if first.isLowPriority { hosts[host].lowPriorityRunning -= 1 }
+            freeSlot(onHost: host, isLowPriority: first.isLowPriority)
             hostsToFill.insert(host)
         }
         if let next = hosts[host].cooling.first { setTimer(.cooling(host), at: next.until, into: &actions) }

@@ -105,7 +105,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         onHead?(head)
         // An error's body stays with the transport, for its message; the partial file waits.
         guard (200..<300).contains(head.statusCode) else { return false }
-        let asked = state.withLock { $0.offset }
+        let (asked, named) = state.withLock { ($0.offset, $0.validator) }
         var start: Int64 = 0
         var expected = head.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
         var partEnd: Int64?
@@ -117,7 +117,6 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
             }
             // A part of another version than the one `If-Range` named is never written after it;
             // one that names none is the version named, as `If-Range` asked.
-            let named = state.withLock { $0.validator }
             if asked > 0, let named {
                 if let validator, validator != named {
                     discardPartial()
@@ -134,17 +133,15 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         // brought may still be on its way to it (a paced download asks for the next part as the
         // last one ends).
         let continues = state.withLock { state in
-            head.statusCode == 206 && start > 0 && state.handle != nil && state.received == start && state.validator == validator
-        }
-        if continues {
-            state.withLock { state in
-                state.expected = expected
-                state.partEnd = partEnd
-                state.isAccepted = true
-                state.status = 206
-            }
+            guard head.statusCode == 206, start > 0, state.handle != nil, state.received == start,
+                  state.validator == validator else { return false }
+            state.expected = expected
+            state.partEnd = partEnd
+            state.isAccepted = true
+            state.status = 206
             return true
         }
+        if continues { return true }
         let handle = try open(from: start)
         try? FileManager.default.removeItem(at: version)
         if let validator { try? Data(validator.utf8).write(to: version) }
@@ -231,11 +228,11 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
 
     /// The attempt succeeded: the body must be whole, and then replaces the destination.
     func finish() throws(ServiceError) {
-        let (handle, length, knownEnd) = state.withLock { state in
+        // The whole length, or with `*` the end of the last part, which the body ended at.
+        let (handle, length, expected) = state.withLock { state in
             defer { state.handle = nil }
             return (state.handle, state.length, state.expected ?? state.partEnd)
         }
-        let expected = knownEnd
         try? handle?.close()
         if let expected, length > expected {
             // More than the server said: which bytes are the body's cannot be known.
