@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Scenario 11 in rounds of fresh processes (issue 61): a bare URLSession download task, a bare
-# data task whose delegate writes each chunk as it comes (what any client built on data tasks
-# can do), and the scheduler's download at .low with 20 .high GETs beside it, of a 1 GiB file
-# from nginx on 127.0.0.1; ROUNDS times (6 by default), each in another order. Prints each
-# round: MB/s of each, the scheduler's ratio to each bare task, each process's peak resident
-# memory (VmHWM), and the GETs' median/slowest. Files (the served one, the saved ones, the
-# download task's temporary one) live on tmpfs when there is one.
+# Scenario 11 in rounds of fresh processes (issue 61), of a 1 GiB file from nginx on 127.0.0.1:
+# a bare URLSession download task; the same with a delegate that hears its progress (as any
+# client that reports progress must); a bare data task whose delegate writes each chunk as it
+# comes; and the scheduler's download at .low with 20 .high GETs beside it. ROUNDS times (6 by
+# default), each in another order. Prints each round: MB/s of each, the scheduler's ratio to
+# each, each process's peak resident memory (VmHWM), and the GETs' median/slowest. Files (the
+# served one, the saved ones, the download task's temporary one) live on tmpfs when there is
+# one.
 #
 #     bash Benchmarks/scripts/download-pairs.sh [ROUNDS] [BYTES]
 set -euo pipefail
@@ -54,16 +55,18 @@ CONF
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/files/friends.json" >/dev/null && break; sleep 0.1; done
 
 run() { TMPDIR="$work/tmp" "$probe" "$1" "http://127.0.0.1:$port" files/served.bin files/friends.json "$work/saved.bin" "$bytes"; }
-echo "round | download task MB/s | data task MB/s | scheduler MB/s | ratio to each | peaks MB (download, data, scheduler) | GETs median / slowest ms"
+echo "round | MB/s: download task, with progress, data task, scheduler | scheduler ÷ each | peak MB: same order | GETs median / slowest ms"
+clients=(raw progress datatask scheduler)
 for round in $(seq "$pairs"); do
-    case $((round % 3)) in
-        1) raw=$(run raw); data=$(run datatask); sched=$(run scheduler) ;;
-        2) sched=$(run scheduler); raw=$(run raw); data=$(run datatask) ;;
-        0) data=$(run datatask); sched=$(run scheduler); raw=$(run raw) ;;
-    esac
-    read -r _ raw_rate raw_peak <<<"$raw"
-    read -r _ data_rate data_peak <<<"$data"
-    read -r _ sched_rate sched_peak get_median get_slowest <<<"$sched"
-    ratios=$(python3 -c "print(f'{$sched_rate / $raw_rate:.2f}x, {$sched_rate / $data_rate:.2f}x')")
-    echo "$round | $raw_rate | $data_rate | $sched_rate | $ratios | $raw_peak, $data_peak, $sched_peak | $get_median / $get_slowest"
+    declare -A line=()
+    for i in 0 1 2 3; do
+        client=${clients[$(( (i + round) % 4 ))]}
+        line[$client]=$(run "$client")
+    done
+    read -r _ raw_rate raw_peak <<<"${line[raw]}"
+    read -r _ progress_rate progress_peak <<<"${line[progress]}"
+    read -r _ data_rate data_peak <<<"${line[datatask]}"
+    read -r _ sched_rate sched_peak get_median get_slowest <<<"${line[scheduler]}"
+    ratios=$(python3 -c "print(', '.join(f'{$sched_rate / r:.2f}x' for r in ($raw_rate, $progress_rate, $data_rate)))")
+    echo "$round | $raw_rate, $progress_rate, $data_rate, $sched_rate | $ratios | $raw_peak, $progress_peak, $data_peak, $sched_peak | $get_median / $get_slowest"
 done

@@ -177,58 +177,51 @@ import NetworkSchedulerTesting
         #expect(ranges.elements == ["bytes=0-2999", "bytes=3000-5999 if \"v1\""])
     }
 
-    /// A file that writes only when the test opens its gate.
-    private final class GatedFile: SegmentedSink, @unchecked Sendable {
-        // Safety: the file is its own lock's; the gate is a semaphore.
+    /// A file that notes how many bytes it had written each time the next part was asked for.
+    private final class RecordingFile: SegmentedSink, @unchecked Sendable {
+        // Safety: the file is its own lock's; the lengths are an event log's.
         let file: FileDownload
-        private let gate = DispatchSemaphore(value: 0)
+        let writtenWhenAsked = EventLog<Int>()
+        private let written = Locked(0)
         init(_ file: FileDownload) { self.file = file }
-        func open() { gate.signal() }
         var isAccepted: Bool { file.isAccepted }
         var endedWithoutLength: Bool { file.endedWithoutLength }
-        func nextSegment(size: Int64) -> HeaderFields? { file.nextSegment(size: size) }
-        func accept(_ head: ResponseHead) throws -> Bool { try file.accept(head) }
-        func take(_ count: Int) throws { try file.take(count) }
-        func store(_ chunk: Data) throws {
-            gate.wait()
-            gate.signal()
-            try file.store(chunk)
+        func nextSegment(size: Int64) -> HeaderFields? {
+            writtenWhenAsked.append(written.withLock { $0 })
+            return file.nextSegment(size: size)
         }
+        func accept(_ head: ResponseHead) throws -> Bool { try file.accept(head) }
         func write(_ chunk: Data) throws {
-            try take(chunk.count)
-            try store(chunk)
+            try file.write(chunk)
+            written.withLock { $0 += chunk.count }
         }
     }
 
-    /// The next part is asked for as the last one ends, while its bytes are still being written:
-    /// the connection waited for the disk between parts, and a download ran at 0.56-0.87x a
-    /// bare download task.
-    @Test func theNextPartIsAskedForWhileTheLastIsStillBeingWritten() async throws {
+    /// Each chunk is written as the session's delegate queue hands it over, and the part's end
+    /// comes after its last chunk through the same queue: the next part is asked for once the
+    /// last one is in the file, never while it waits in memory.
+    @Test func theNextPartIsAskedForOnceTheLastIsWritten() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("PacedDownloadTests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let ranges = EventLog<String?>()
-        let transport = StubURLProtocol.transport(host: "pipelined.paced.test", handler: Self.server(Self.body, ranges: ranges))
+        let transport = StubURLProtocol.transport(host: "written.paced.test", handler: Self.server(Self.body, ranges: ranges))
         defer { transport.invalidate() }
         let destination = folder.appendingPathComponent("export.bin")
-        let file = GatedFile(try FileDownload(destination: destination, limit: 1 << 20) { _ in })
+        let file = RecordingFile(try FileDownload(destination: destination, limit: 1 << 20) { _ in })
         let ended = EventLog<Result<TransportResponse, any Error>>()
         let download = PacedDownload(session: transport.session, lifecycle: transport.lifecycle, delegate: transport.delegate,
-                                     request: TransportRequest(URLRequest(url: URL(string: "https://pipelined.paced.test/export")!)),
+                                     request: TransportRequest(URLRequest(url: URL(string: "https://written.paced.test/export")!)),
                                      sink: file, policy: TransportPolicy(), segment: 3_000) { ended.append($0) }
 
-        // Given a writer that writes nothing yet, when the first part has come in, then the
-        // second is asked for.
         download.start()
-        #expect(await ranges.wait(for: 2) == ["bytes=0-2999", "bytes=3000-5999 if \"v1\""])
-
-        // And once the writer writes, the rest comes, and the file is whole.
-        file.open()
         let outcome = try #require(await ended.wait(for: 1).first)
         #expect(throws: Never.self) { try outcome.get() }
         try file.file.finish()
         #expect((try? Data(contentsOf: destination)) == Self.body)
         #expect(ranges.elements.count == 3)
+        // Asked before the first part, then after each whole part of 3,000 bytes.
+        #expect(file.writtenWhenAsked.elements.prefix(3) == [0, 3_000, 6_000])
     }
 
     @Test func aServerThatIgnoresRangesSendsTheWholeBodyOnce() async throws {

@@ -6,12 +6,13 @@ import FoundationNetworking
 import NetworkScheduler
 
 // One download in a fresh process, for `scripts/download-pairs.sh`: a bare URLSession download
-// task; a bare data task whose delegate writes each chunk as it comes; or the scheduler's
-// download at `.low` with 20 `.high` GETs of a small JSON beside it.
+// task; the same with a delegate that hears its progress; a bare data task whose delegate
+// writes each chunk as it comes; or the scheduler's download at `.low` with 20 `.high` GETs of
+// a small JSON beside it.
 // Prints one line: the client, MB/s, the process's peak resident memory (VmHWM) in MB, and for
 // the scheduler the GETs' median and slowest in ms.
 //
-//     DownloadProbe raw|datatask|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES
+//     DownloadProbe raw|progress|datatask|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES
 
 struct Friend: Decodable, Sendable {
     let id: Int
@@ -30,7 +31,7 @@ func peakResidentMegabytes() -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 7, let base = URL(string: arguments[2]), let bytes = Int(arguments[6]) else {
-    print("usage: DownloadProbe raw|datatask|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES")
+    print("usage: DownloadProbe raw|progress|datatask|scheduler BASE-URL FILE-PATH JSON-PATH DESTINATION BYTES")
     exit(2)
 }
 let (mode, file, json, destination) = (arguments[1], arguments[3], arguments[4], URL(fileURLWithPath: arguments[5]))
@@ -49,6 +50,12 @@ case "raw":
     }.resume()
     done.wait()
     session.invalidateAndCancel()
+case "progress":
+    let done = DispatchSemaphore(value: 0)
+    let session = URLSession(configuration: .ephemeral, delegate: ProgressListener(destination: destination, done: done),
+                             delegateQueue: nil)
+    session.downloadTask(with: base.appendingPathComponent(file)).resume()
+    done.wait()
 case "datatask":
     _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
     let handle = try FileHandle(forWritingTo: destination)
@@ -142,6 +149,32 @@ final class ChunkWriter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         if let error { fatalError("bare data task failed: \(error)") }
+        done.signal()
+    }
+}
+
+/// A bare download task's delegate that hears its progress, as any client that reports it must.
+final class ProgressListener: NSObject, URLSessionDownloadDelegate, @unchecked Sendable {
+    // Safety: `steps` is touched only on the session's serial delegate queue.
+    let destination: URL
+    let done: DispatchSemaphore
+    var steps = 0
+    init(destination: URL, done: DispatchSemaphore) {
+        self.destination = destination
+        self.done = done
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+                    totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
+        steps += 1
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        do { try FileManager.default.moveItem(at: location, to: destination) } catch { fatalError("\(error)") }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error { fatalError("download task with progress failed: \(error)") }
         done.signal()
     }
 }

@@ -33,11 +33,8 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         /// The bytes the partial file had when this attempt asked for the rest.
         var offset: Int64 = 0
         var handle: FileHandle?
-        /// The bytes in the partial file now.
+        /// The bytes in the partial file now: where the next part starts.
         var length: Int64 = 0
-        /// The bytes taken (``take(_:)``), some perhaps still on their way to the file: where
-        /// the next part starts.
-        var received: Int64 = 0
         /// The whole body's length, if the server said it (a `Content-Range` of `*` does not).
         var expected: Int64?
         /// Where the part being written ends, past its last byte, if it is a part.
@@ -133,7 +130,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
         // brought may still be on its way to it (a paced download asks for the next part as the
         // last one ends).
         let continues = state.withLock { state in
-            guard head.statusCode == 206, start > 0, state.handle != nil, state.received == start,
+            guard head.statusCode == 206, start > 0, state.handle != nil, state.length == start,
                   state.validator == validator else { return false }
             state.expected = expected
             state.partEnd = partEnd
@@ -149,7 +146,6 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
             defer {
                 state.handle = handle
                 state.length = start
-                state.received = start
                 state.expected = expected
                 state.partEnd = partEnd
                 state.isAccepted = true
@@ -164,23 +160,11 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     }
 
     func write(_ chunk: Data) throws {
-        try take(chunk.count)
-        try store(chunk)
-    }
-
-    func take(_ count: Int) throws {
-        let received = state.withLock { state in
-            state.received += Int64(count)
-            return state.received
-        }
-        guard received <= Int64(limit) else { throw ServiceError.responseTooLarge(limit: limit) }
-    }
-
-    func store(_ chunk: Data) throws {
         let (handle, length, expected) = state.withLock { state in
             state.length += Int64(chunk.count)
             return (state.handle, state.length, state.expected)
         }
+        guard length <= Int64(limit) else { throw ServiceError.responseTooLarge(limit: limit) }
         do {
             try handle?.write(contentsOf: chunk)
         } catch {
@@ -197,9 +181,9 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
                 // length, or, when the server gave none (`*`), a part shorter than asked.
                 guard state.status == 206, !state.writeFailed else { return nil }
                 if let expected = state.expected {
-                    guard state.received < expected else { return nil }
+                    guard state.length < expected else { return nil }
                 } else {
-                    guard let askedEnd = state.askedEnd, state.received >= askedEnd else { return nil }
+                    guard let askedEnd = state.askedEnd, state.length >= askedEnd else { return nil }
                 }
                 state.isAccepted = false
                 guard state.validator != nil else {
@@ -208,7 +192,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
                     state.askedEnd = nil
                     return [:]
                 }
-                state.offset = state.received
+                state.offset = state.length
             }
             state.askedEnd = state.offset + size
             var headers: HeaderFields = ["Range": "bytes=\(state.offset)-\(state.offset + size - 1)"]
@@ -222,7 +206,7 @@ final class FileDownload: SegmentedSink, @unchecked Sendable {
     /// the server finds nothing at the next range (416).
     var endedWithoutLength: Bool {
         state.withLock { state in
-            state.expected == nil && state.offset > 0 && state.received == state.offset && !state.isAccepted
+            state.expected == nil && state.offset > 0 && state.length == state.offset && !state.isAccepted
         }
     }
 
