@@ -9,14 +9,15 @@ extension SchedulerMachine {
     /// A caller that joins later is told the last step as it joins.
     @inlinable package mutating func attemptProgressed(
         _ attempt: AttemptID, to progress: TransferProgress, now: UInt64
-    ) -> [CallerHandle] {
+    ) -> ([CallerHandle], Actions) {
         let slot = attempt.call.slot
         guard calls.contains(slot), !calls[slot].isAbandoned, calls[slot].running?.serial == attempt.serial else {
-            return []
+            return ([], Actions())
         }
-        moveDeadlines(ofAttemptOf: attempt.call, from: now)
+        var actions = Actions()
+        setDeadlines(ofAttemptOf: attempt.call, from: now, into: &actions)
         calls[slot].progress = progress
-        return calls[slot].callers.map { callers[$0.slot].handle }
+        return (calls[slot].callers.map { callers[$0.slot].handle }, actions)
     }
 
     /// An attempt's task ended with `outcome`, which `reading` reads (beside the transport:

@@ -15,52 +15,73 @@ extension SchedulerMachine {
         return latest
     }
 
-    /// Sets the deadlines of `callID`'s attempt, begun at `now`: its own, and the end of the
-    /// patience of each caller the attempt may outlast.
+    /// Sets the deadlines of `callID`'s attempt, begun or last heard of at `now`: its own, its
+    /// most patient caller's, and the end of the patience of each caller the attempt may
+    /// outlast. Callers whose patience is being judged are left to their verdict. A deadline
+    /// moved later leaves the timer armed for the earlier one, which then finds nothing due.
     @inlinable mutating func setDeadlines(ofAttemptOf callID: CallID, from now: UInt64, into actions: inout Actions) {
         let deadline = attemptDeadline(of: callID, from: now)
         setTimer(.call(callID), at: deadline, into: &actions)
-        guard calls[callID.slot].callers.count > 1 else { return }
-        for id in calls[callID.slot].callers {
+        calls[callID.slot].deadlineHolders.removeAll()
+        // A lone caller holds the deadline, listed only once another joins (no array a request).
+        let isShared = calls[callID.slot].callers.count > 1
+        for id in calls[callID.slot].callers where callers[id.slot].patienceWatch != .verdictWanted {
             let own = Self.deadline(after: now, timeout: callers[id.slot].patience)
-            guard own < deadline else { continue }
-            callers[id.slot].patienceWatch = .timer
-            setTimer(.patience(id), at: own, into: &actions)
+            if own < deadline {
+                callers[id.slot].patienceWatch = .timer
+                setTimer(.patience(id), at: own, into: &actions)
+            } else {
+                if callers[id.slot].patienceWatch == .timer { timers[.patience(id)] = nil }
+                callers[id.slot].patienceWatch = .none
+                if isShared { calls[callID.slot].deadlineHolders.append(id) }
+            }
         }
     }
 
-    /// `callID`'s running attempt went further at `now`: its deadlines count again from then,
-    /// later than they were, so the timer armed for the earlier ones finds nothing due and arms
-    /// itself for the next.
-    @inlinable mutating func moveDeadlines(ofAttemptOf callID: CallID, from now: UInt64) {
-        timers[.call(callID)] = attemptDeadline(of: callID, from: now)
-        guard calls[callID.slot].callers.count > 1 else { return }
-        for id in calls[callID.slot].callers where callers[id.slot].patienceWatch == .timer {
-            timers[.patience(id)] = Self.deadline(after: now, timeout: callers[id.slot].patience)
+    /// Caller `id` of `callID`'s running attempt watches its own patience until `own`: by a
+    /// timer if the attempt's deadline is later; as one of its holders if it is the same; and
+    /// if it is earlier, the deadline moves to `own`, and the holders until then each watch
+    /// theirs by a timer. Each caller leaves the holders once an attempt, so a burst of
+    /// joiners costs one step each.
+    @inlinable mutating func watchPatience(of id: CallerID, until own: UInt64, on callID: CallID, into actions: inout Actions) {
+        guard let current = timers[.call(callID)] else { return }
+        if calls[callID.slot].deadlineHolders.isEmpty {
+            // The lone caller until now, or those that hold the deadline unlisted.
+            for other in calls[callID.slot].callers where other != id && callers[other.slot].patienceWatch == .none {
+                calls[callID.slot].deadlineHolders.append(other)
+            }
         }
-    }
-
-    /// Caller `id` joined `callID` at `now`: if an attempt runs, it waits on it as long as its
-    /// own patience, counted from its joining; a more patient joiner lets the attempt run on
-    /// past the others' patience, which each then watches by a timer of its own.
-    @inlinable mutating func joinAttempt(_ id: CallerID, of callID: CallID, now: UInt64, into actions: inout Actions) {
-        guard case .running = calls[callID.slot].attempt, let current = timers[.call(callID)] else { return }
-        let own = Self.deadline(after: now, timeout: callers[id.slot].patience)
         if own < current {
             callers[id.slot].patienceWatch = .timer
             setTimer(.patience(id), at: own, into: &actions)
-        } else if own > current {
-            for other in calls[callID.slot].callers where other != id && callers[other.slot].patienceWatch == .none {
-                callers[other.slot].patienceWatch = .timer
-                setTimer(.patience(other), at: current, into: &actions)
+            return
+        }
+        callers[id.slot].patienceWatch = .none
+        if own > current {
+            for holder in calls[callID.slot].deadlineHolders where holder != id {
+                guard let caller = callers.lookup(holder.slot), caller.patienceWatch == .none,
+                      case .attached(let call, _) = caller.stage, call == callID else { continue }
+                callers[holder.slot].patienceWatch = .timer
+                setTimer(.patience(holder), at: current, into: &actions)
             }
+            calls[callID.slot].deadlineHolders.removeAll()
+            // Later: the timer armed for the earlier deadline finds nothing due.
             timers[.call(callID)] = own
         }
+        calls[callID.slot].deadlineHolders.append(id)
+    }
+
+    /// Caller `id` joined `callID` at `now`: if an attempt runs, it waits on it as long as its
+    /// own patience, counted from its joining.
+    @inlinable mutating func joinAttempt(_ id: CallerID, of callID: CallID, now: UInt64, into actions: inout Actions) {
+        guard case .running = calls[callID.slot].attempt else { return }
+        watchPatience(of: id, until: Self.deadline(after: now, timeout: callers[id.slot].patience), on: callID, into: &actions)
     }
 
     /// `callID`'s attempt ended: no caller watches its patience with it any longer. An
     /// abandoned call still lists the callers that left it, whose timers left with them.
     @inlinable mutating func stopWatchingPatience(of callID: CallID) {
+        calls[callID.slot].deadlineHolders.removeAll()
         guard !calls[callID.slot].isAbandoned else { return }
         for id in calls[callID.slot].callers where callers[id.slot].patienceWatch != .none {
             if callers[id.slot].patienceWatch == .timer { timers[.patience(id)] = nil }
@@ -71,7 +92,8 @@ extension SchedulerMachine {
     /// Callers whose patience ran out (their timers fired) on attempts that run on: each
     /// call's asks their policies, in one ``VerdictWanted``.
     @inlinable mutating func patienceRanOut(_ ids: [CallerID]) -> [VerdictWanted] {
-        var wanted: [VerdictWanted] = []
+        var attempts: [AttemptID] = []
+        var asking: [AttemptID: [AskedCaller]] = [:]
         for id in ids {
             guard let caller = callers.lookup(id.slot), caller.patienceWatch == .timer,
                   case .attached(let callID, _) = caller.stage, case .running(let running) = calls[callID.slot].attempt else {
@@ -79,16 +101,13 @@ extension SchedulerMachine {
             }
             callers[id.slot].patienceWatch = .verdictWanted
             let attempt = AttemptID(call: callID, serial: running.serial)
-            if let index = wanted.firstIndex(where: { $0.id == attempt }) {
-                let earlier = wanted[index]
-                wanted[index] = VerdictWanted(id: attempt, request: earlier.request, callers: earlier.callers + [asked(id, of: callID)],
-                                              attemptRunsOn: true, outcome: .attemptTimedOut, kind: .timedOut)
-            } else {
-                wanted.append(VerdictWanted(id: attempt, request: calls[callID.slot].request, callers: [asked(id, of: callID)],
-                                            attemptRunsOn: true, outcome: .attemptTimedOut, kind: .timedOut))
-            }
+            if asking[attempt] == nil { attempts.append(attempt) }
+            asking[attempt, default: []].append(asked(id, of: callID))
         }
-        return wanted
+        return attempts.map { attempt in
+            VerdictWanted(id: attempt, request: calls[attempt.call.slot].request, callers: asking[attempt] ?? [],
+                          attemptRunsOn: true, outcome: .attemptTimedOut, kind: .timedOut)
+        }
     }
 
     /// The verdict on callers (`asked`) whose patience ran out on `attempt`, which runs on for
@@ -117,12 +136,7 @@ extension SchedulerMachine {
                 continue
             }
             callers[id.slot].attemptOffset -= 1
-            callers[id.slot].patienceWatch = .none
-            let own = Self.deadline(after: waitsOn, timeout: caller.patience)
-            if let deadline = timers[.call(attempt.call)], own < deadline {
-                callers[id.slot].patienceWatch = .timer
-                setTimer(.patience(id), at: own, into: &actions)
-            }
+            watchPatience(of: id, until: Self.deadline(after: waitsOn, timeout: caller.patience), on: attempt.call, into: &actions)
         }
         fillHosts(now: now, into: &actions)
         return actions

@@ -388,6 +388,9 @@
         @usableFromInline var rankSince: UInt64 = 0
         /// The next call registered under the same hash of its key (see `registry`).
         @usableFromInline var nextWithSameHash: CallID?
+        /// While an attempt runs: the callers whose own patience ends at its deadline, which
+        /// watch it by no timer of their own until a more patient joiner moves it later.
+        @usableFromInline var deadlineHolders: [CallerID] = []
 
         @inlinable init(
             number: Int,

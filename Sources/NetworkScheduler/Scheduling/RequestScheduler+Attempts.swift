@@ -35,7 +35,7 @@ extension RequestScheduler {
     /// callers are told.
     func attemptProgressed(_ attempt: AttemptID, of request: ScheduledRequest, _ progress: TransferProgress) {
         let now = clock.uptimeNanoseconds
-        let handles = feed { machine in (machine.attemptProgressed(attempt, to: progress, now: now), Machine.Actions()) }
+        let handles = feed { machine in machine.attemptProgressed(attempt, to: progress, now: now) }
         for handle in handles { handle.progressed(progress) }
         record(.progressed(Self.eventCall(request.prepared, number: attempt.call.number, callers: Self.ids(of: handles)), progress))
     }

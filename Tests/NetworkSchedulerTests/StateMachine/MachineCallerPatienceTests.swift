@@ -51,6 +51,41 @@ import Testing
         #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
     }
 
+    @Test func callersOfOneTimeoutJoiningOneAfterAnotherEachEndAtTheirOwn() {
+        var driver = MachineDriver()
+        driver.send("first", timeout: 10)
+        driver.advance(seconds: 1)
+        driver.send("second", timeout: 10)
+        driver.advance(seconds: 1)
+        driver.send("third", timeout: 10)
+
+        driver.advance(seconds: 8)
+        #expect(driver.outcome(of: "first")?.failure == .timedOut, "10 s after the attempt began")
+        #expect(driver.outcome(of: "second") == nil && driver.cancelledTasks.isEmpty)
+        driver.advance(seconds: 1)
+        #expect(driver.outcome(of: "second")?.failure == .timedOut, "10 s after it joined")
+        #expect(driver.outcome(of: "third") == nil)
+        driver.advance(seconds: 1)
+        #expect(driver.outcome(of: "third")?.failure == .timedOut)
+        #expect(driver.cancelledTasks == ["task 1"], "the last one's deadline is the attempt's")
+        #expect(driver.machine.census == (0, 0, 0))
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
+    @Test func progressMovesEveryCallersPatienceLater() {
+        var driver = MachineDriver()
+        driver.send("patient", timeout: 30)
+        driver.send("hasty", timeout: 2)
+        driver.advance(seconds: 1.5)
+        _ = driver.progressed("task 1")
+
+        driver.advance(seconds: 1.9)
+        #expect(driver.outcome(of: "hasty") == nil, "2 s from the last progress, not from the start")
+        driver.advance(seconds: 0.1)
+        #expect(driver.outcome(of: "hasty")?.failure == .timedOut)
+        #expect(driver.violations.isEmpty && driver.brokenContracts.isEmpty)
+    }
+
     @Test func theAttemptEndsAtItsMostPatientCallersTimeout() {
         var driver = MachineDriver()
         driver.send("hasty", timeout: 1)

@@ -218,7 +218,9 @@ struct MachineDriver {
 
     /// The body of task `name` went out further: returns the callers the machine says to tell.
     mutating func progressed(_ task: String, to progress: TransferProgress = TransferProgress(bytesSent: 1, bytesExpectedToSend: 1)) -> [String] {
-        machine.attemptProgressed(starts[task]!.id, to: progress, now: now).sorted()
+        let (handles, actions) = machine.attemptProgressed(starts[task]!.id, to: progress, now: now)
+        perform(actions)
+        return handles.sorted()
     }
 
     /// Ends every attempt with a 200, in the order they started, those started meanwhile
