@@ -128,10 +128,11 @@ extension SchedulerMachine {
         }
         var actions = Actions()
         let waitsOn = verdict.retry.map { now + UInt64(delay(of: $0) * 1_000_000_000) }
+        let givingUp = Set(verdict.givingUp)
         for id in asked {
             guard let caller = callers.lookup(id.slot), caller.patienceWatch == .verdictWanted,
                   case .attached(let callID, _) = caller.stage, callID == attempt.call else { continue }
-            guard let waitsOn, !verdict.givingUp.contains(id) else {
+            guard let waitsOn, !givingUp.contains(id) else {
                 release(id, of: attempt.call, with: answer, startedAt: running.started, now: now, into: &actions)
                 continue
             }
