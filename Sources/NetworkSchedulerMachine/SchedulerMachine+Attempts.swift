@@ -287,14 +287,18 @@ extension SchedulerMachine {
         for id in call.callers {
             let caller = removeCaller(id)
             guard case .attached(_, let since) = caller.stage else { continue }
-            let measured = Measured(
-                wasShared: call.wasShared,
-                queued: seconds(from: since, to: attemptStart ?? now),
-                onTheWire: attemptStart.map { seconds(from: $0, to: now) } ?? 0
-            )
-            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome, measured: measured,
+            actions.unlocked.deliveries.append(Delivery(caller: caller.handle, outcome: outcome,
+                                                        measured: Self.measured(call, since: since, attemptStart: attemptStart, now: now),
                                                         servedBy: servedBy))
         }
+    }
+
+    /// What a caller of `call` attached `since` then waited: from then until its last attempt
+    /// got its slot at `attemptStart` (if one did; not at all if it joined one on the wire), and
+    /// on the wire from then to `now`.
+    @inlinable static func measured(_ call: Call, since: UInt64, attemptStart: UInt64?, now: UInt64) -> Measured {
+        Measured(wasShared: call.wasShared, queued: seconds(from: since, to: attemptStart ?? now),
+                 onTheWire: attemptStart.map { seconds(from: $0, to: now) } ?? 0)
     }
 
     // MARK: - Keyed calls whose callers left

@@ -148,8 +148,7 @@ extension SchedulerMachine {
     @inlinable mutating func release(_ id: CallerID, of callID: CallID, with outcome: Outcome, startedAt attemptStart: UInt64,
                                      now: UInt64, into actions: inout Actions) {
         guard let caller = callers.lookup(id.slot), case .attached(_, let since) = caller.stage else { return }
-        let measured = Measured(wasShared: calls[callID.slot].wasShared, queued: seconds(from: since, to: attemptStart),
-                                onTheWire: seconds(from: attemptStart, to: now))
+        let measured = Self.measured(calls[callID.slot], since: since, attemptStart: attemptStart, now: now)
         let servedBy = ServingCall(id: callID, request: calls[callID.slot].request)
         guard let handle = leave(id, now: now, into: &actions) else { return }
         actions.unlocked.deliveries.append(Delivery(caller: handle, outcome: outcome, measured: measured, servedBy: servedBy))

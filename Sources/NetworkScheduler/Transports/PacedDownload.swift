@@ -32,11 +32,9 @@ protocol SegmentedSink: ResponseBodySink {
 ///
 /// Each chunk is written as the session's delegate queue hands it over, as FoundationNetworking
 /// writes a download task's file on its own queue: a hop to a writer queue of its own for each
-/// 16 KiB chunk spread a 1 GiB download over a dozen threads, with glibc keeping memory in an
-/// arena for each (1 GiB from nginx on tmpfs, four rounds: 541–662 MB/s and a peak of 77–114
-/// MB with the hop, 628–680 MB/s and 56–64 MB without; the GETs beside it answered as fast).
-/// The part's end comes through the same serial queue, after its last chunk is written, and
-/// the next part is asked for then.
+/// 16 KiB chunk spread a download over a dozen threads, slower and with more memory kept by the
+/// allocator (Benchmarks/RUNS.md, fifty-second run). The part's end comes through the same
+/// serial queue, after its last chunk is written, and the next part is asked for then.
 ///
 /// A server that ignores ranges answers the whole body to the first request, read as it comes;
 /// one that names no version gets the whole body in one request after its first part (the rest
