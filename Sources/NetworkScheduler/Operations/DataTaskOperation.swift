@@ -41,6 +41,9 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     /// The scheduler's clock: the one time the operation reads.
     private let clock: any SchedulerClock
     private let policy: TransportPolicy
+    /// Whether the request tells its server its priority as the attempt starts, in RFC 9218's
+    /// `Priority` header (``RequestScheduler/Configuration-swift.struct/sendsPriorityHeader``).
+    private let sendsPriorityHeader: Bool
     /// The adapter at work, cancelled with the operation.
     private var adaptation: Task<Void, Never>?
     private let onStart: (@Sendable () -> Void)?
@@ -69,6 +72,8 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
     ///     adapter) and where its body goes (a download's file, a stream), if anywhere.
     ///   - transport: what sends it.
     ///   - policy: the redirects to follow, the response size limit and the priority.
+    ///   - sendsPriorityHeader: whether the request says its priority as it starts, in a
+    ///     `Priority` header, unless it has one of its own.
     ///   - clock: the scheduler's, which paces a stream's steps.
     ///   - onStart: called on the starting thread just before the task is started.
     ///   - onProgress: told how much of the body has gone out, or come in, in steps, before
@@ -81,6 +86,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         request: ScheduledRequest,
         transport: any HTTPTransport,
         policy: TransportPolicy = TransportPolicy(),
+        sendsPriorityHeader: Bool = false,
         clock: any SchedulerClock = .system,
         onStart: (@Sendable () -> Void)?,
         onProgress: (@Sendable (TransferProgress) -> Void)? = nil,
@@ -90,6 +96,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
         scheduled = request
         self.transport = transport
         self.policy = policy
+        self.sendsPriorityHeader = sendsPriorityHeader
         self.clock = clock
         priority = policy.priority
         self.onStart = onStart
@@ -118,7 +125,7 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
             return
         }
         // The request as the scheduler built it, handed to the transport as it is; a download
-        // or a stream adds its own headers.
+        // or a stream adds its own headers, and its call's priority as it starts may add one.
         var request = prepared
         do throws(ServiceError) {
             let staged = try prepared.stagedBody()
@@ -136,6 +143,10 @@ final class DataTaskOperation: AsyncOperation, @unchecked Sendable {
                 let sink = stream.makeSink(onHead: onHead) { [weak self] bytes in self?.streamed(bytes) }
                 for (name, value) in sink.headers { request.setValue(value, forHTTPHeaderField: name) }
                 withStateLock { streamSink = sink }
+            }
+            if sendsPriorityHeader, request.header("Priority") == nil,
+               let value = withStateLock({ priority }).priorityHeader(isIncremental: downloadDestination != nil || stream != nil) {
+                request.setValue(value, forHTTPHeaderField: "Priority")
             }
         } catch {
             complete(.failure(error))

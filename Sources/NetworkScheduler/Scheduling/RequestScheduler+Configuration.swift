@@ -114,6 +114,16 @@ extension RequestScheduler {
         /// ``ServiceError/responseTooLarge(limit:)``.
         public var maximumResponseSize: Int = Configuration.defaultMaximumResponseSize
 
+        /// Whether each attempt tells its server how urgent it is, in RFC 9218's `Priority`
+        /// header, so that a server sending many answers over one HTTP/2 or HTTP/3 connection
+        /// can send the urgent ones' bytes first: true unless you turn it off. The urgency is
+        /// the call's priority as its attempt starts (0 for `.critical`, 1 `.high`, 3 `.normal`,
+        /// 5 `.low`, 7 `.background`), with `i` for a stream or a download, whose answer is of use
+        /// as it arrives; a `.normal` request that is neither sends no header (a server assumes
+        /// `u=3`). A `Priority` header of the request's own is sent as it is. The header never
+        /// counts in a request's identity: callers at different priorities share one call.
+        public var sendsPriorityHeader = true
+
         /// The HTTP cache its GET and HEAD requests use (see ``ResponseCache``); none unless
         /// you set one. On Apple platforms, give the transport's session no `URLCache` when
         /// you set one, so that there is one cache.
@@ -127,10 +137,10 @@ extension RequestScheduler {
         /// 50 MB: more than any JSON answer, less than a gzip bomb.
         public static let defaultMaximumResponseSize = 50 * 1_024 * 1_024
 
-        /// Tracing, request-ID and user-agent headers: they differ between identical requests
-        /// and never change the answer.
+        /// Tracing, request-ID and user-agent headers, and RFC 9218's `Priority`: they differ
+        /// between identical requests and never change the answer.
         public static let defaultHeadersIgnoredByDeduplication: Set<String> = [
-            "User-Agent", "traceparent", "tracestate", "baggage", "X-Request-ID", "X-Correlation-ID",
+            "User-Agent", "Priority", "traceparent", "tracestate", "baggage", "X-Request-ID", "X-Correlation-ID",
             "Request-Id", "b3", "X-B3-TraceId", "X-B3-SpanId", "X-B3-ParentSpanId", "X-B3-Sampled",
             "X-B3-Flags", "X-Amzn-Trace-Id", "X-Cloud-Trace-Context", "sentry-trace",
         ]

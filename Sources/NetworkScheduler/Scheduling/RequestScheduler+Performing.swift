@@ -114,6 +114,7 @@ extension RequestScheduler {
             request: start.request,
             transport: configuration.transport,
             policy: policy,
+            sendsPriorityHeader: configuration.sendsPriorityHeader,
             clock: clock,
             onStart: onStart,
             onProgress: onProgress,
