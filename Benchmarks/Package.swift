@@ -44,6 +44,16 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // One burst of GETs per fresh process, for `scripts/latency-bursts.sh`.
+        .executableTarget(
+            name: "BurstProbe",
+            dependencies: [
+                .product(name: "NetworkScheduler", package: library),
+                .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Benchmarks/BurstProbe"
+        ),
         // One download per fresh process, for `scripts/download-pairs.sh`: the library alone.
         .executableTarget(
             name: "DownloadProbe",
