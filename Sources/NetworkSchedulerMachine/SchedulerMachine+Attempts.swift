@@ -26,10 +26,13 @@ extension SchedulerMachine {
     /// delivers `outcome` to its callers; a failure first waits for its verdict (a
     /// ``VerdictWanted``). An attempt that had already ended (at its deadline) changes nothing.
     /// Its time on the wire is counted on the machine's clock, from the slot it got to `now`.
+    /// `spoken`, what the answer came over if its transport said, sets its host's budget
+    /// (``host(_:answeredOver:)``) before the slot is given on.
     @inlinable package mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Outcome,
         _ reading: AttemptReading,
+        over spoken: HostProtocol? = nil,
         now: UInt64
     ) -> (AttemptEnd, Actions) {
         let slot = attempt.call.slot
@@ -37,6 +40,7 @@ extension SchedulerMachine {
             return (AttemptEnd(), Actions())
         }
         hostsToFill.insert(calls[slot].host)
+        if let spoken, !calls[slot].request.opensStream { host(calls[slot].host, answeredOver: spoken) }
         var actions = Actions()
         let (healthChange, settled) = end(attempt.call, running, with: outcome, reading.kind, now: now, into: &actions)
         let followUp: FollowUp

@@ -15,6 +15,31 @@ extension SchedulerMachine {
         return hosts.count - 1
     }
 
+    /// A host answered over `spoken`. One that multiplexes gets a budget of streams: the most
+    /// its server allows at once if its transport knows it (up to
+    /// ``HostProtocol/streamCeiling``), else ``multiplexedBudget``; one that answers over
+    /// HTTP/1.x goes back to the budget of connections. The slots low-priority calls leave free
+    /// keep their share of the budget, so that an urgent call sent into a host full of them
+    /// still starts at once, and so does its adaptive budget (a host at half its budget of
+    /// connections is at half its budget of streams). Attempts beyond a narrower budget run on
+    /// until they end. The line of a host's streams keeps its own budget.
+    @inlinable mutating func host(_ host: Int, answeredOver spoken: HostProtocol) {
+        guard hosts[host].speaks != spoken else { return }
+        hosts[host].speaks = spoken
+        let all = switch spoken {
+        case .http1: budget
+        case .multiplexed(let streams): min(max(1, streams ?? multiplexedBudget), HostProtocol.streamCeiling)
+        }
+        let lowPriority = max(1, all * lowPriorityBudget / budget)
+        let was = hosts[host].budget
+        guard all != was || lowPriority != hosts[host].lowPriorityBudget else { return }
+        if all < was { hosts[host].hasNarrowed = true }
+        hosts[host].window = min(Double(all), max(1, hosts[host].window * Double(all) / Double(was)))
+        hosts[host].budget = all
+        hosts[host].lowPriorityBudget = lowPriority
+        hostsToFill.insert(host)
+    }
+
     /// The name of the line a request to `host` waits in: the host's own, or for a stream,
     /// the line of the host's streams, with a budget of its own (`http://h:80 streams`).
     @inlinable static func lineName(of host: String, opensStream: Bool) -> String {

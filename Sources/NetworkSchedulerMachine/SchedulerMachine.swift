@@ -126,6 +126,9 @@
     /// The most streams open at once per host, in a line of their own beside the host's
     /// (``lineName(of:opensStream:)``), so that open streams never hold its budget.
     @usableFromInline let streamBudget: Int
+    /// The budget of a host that answered over HTTP/2 or HTTP/3 and did not say how many
+    /// streams it takes: `budget` counts connections, one answer at a time each.
+    @usableFromInline let multiplexedBudget: Int
     /// Per priority (by raw value), the longest a call waits at it before it is promoted one
     /// level, in nanoseconds; nil never promotes (strict order).
     @usableFromInline let maximumWaits: [UInt64?]
@@ -179,6 +182,7 @@
         budget: Int,
         lowPriorityBudget: Int,
         streamBudget: Int = 2,
+        multiplexedBudget: Int = 100,
         maximumWaits: [RequestPriority: Seconds] = [:],
         lineLimit: Int? = nil,
         keptOutcomeWindow: Seconds = 10,
@@ -189,11 +193,13 @@
         jitterSeed: UInt64
     ) {
         precondition(lineLimit.map { $0 > 0 } ?? true, "a line must hold at least one call")
-        precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget && streamBudget > 0)
+        precondition(budget > 0 && lowPriorityBudget > 0 && lowPriorityBudget <= budget && streamBudget > 0
+                     && multiplexedBudget > 0)
         self.id = id
         self.budget = budget
         self.lowPriorityBudget = lowPriorityBudget
         self.streamBudget = streamBudget
+        self.multiplexedBudget = min(multiplexedBudget, HostProtocol.streamCeiling)
         self.maximumWaits = RequestPriority.allCases.map { priority in
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
@@ -424,9 +430,15 @@
     /// One host's budget, line, health and rate limit.
     @usableFromInline struct Host: Sendable {
         @usableFromInline let name: String
-        /// The most attempts it runs at once, and the most of them low-priority calls hold.
-        @usableFromInline let budget: Int
-        @usableFromInline let lowPriorityBudget: Int
+        /// The most attempts it runs at once, and the most of them low-priority calls hold:
+        /// connections, until it answers over a multiplexed protocol (``speaks``).
+        @usableFromInline var budget: Int
+        @usableFromInline var lowPriorityBudget: Int
+        /// What its answers came over, as its transport last told; nil until one did.
+        @usableFromInline var speaks: HostProtocol?
+        /// Whether its budget ever narrowed (an HTTP/2 host answering over HTTP/1.1): the
+        /// attempts started under the wider one run on, over the narrower one, until they end.
+        @usableFromInline var hasNarrowed = false
         @usableFromInline var availability = Availability.available
         /// Attempts in a row that failed to connect.
         @usableFromInline var consecutiveFailures = 0

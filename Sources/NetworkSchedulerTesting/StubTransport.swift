@@ -74,6 +74,13 @@ public final class StubTransport: HTTPTransport {
     public let pauses = EventLog<Int>()
     /// The priority each task started with, then each change it was told, by path.
     public let priorities = EventLog<(path: String, priority: RequestPriority)>()
+    /// The version of HTTP its answers say they came over: `"HTTP/1.1"` unless a test sets
+    /// `"HTTP/2"`, to see a host's budget become one of streams.
+    public var httpVersion: String {
+        get { version.withLock { $0 } }
+        set { version.withLock { $0 = newValue } }
+    }
+    private let version = Locked("HTTP/1.1")
     private let clock: any SchedulerClock
     private let otherwise: @Sendable (URLRequest) -> StubResponse
     private let state: Locked<State>
@@ -234,10 +241,10 @@ public final class StubTransport: HTTPTransport {
         case .never:
             break
         case let .respond(status, body, headers):
-            let response = Self.response(to: task.request, status: status, body: body, headers: headers)
+            let response = Self.response(to: task.request, status: status, body: body, headers: headers, httpVersion: httpVersion)
             finish(task.sinking(response) ?? .success(response))
         case let .breaks(status, body, headers, error):
-            let response = Self.response(to: task.request, status: status, body: body, headers: headers)
+            let response = Self.response(to: task.request, status: status, body: body, headers: headers, httpVersion: httpVersion)
             switch task.sinking(response) {
             case .failure(let sinkError)?: finish(.failure(sinkError))
             case .success?, nil: finish(.failure(error))
@@ -253,7 +260,7 @@ public final class StubTransport: HTTPTransport {
             for step in steps { task.report(step) }
             answer(task, with: then, onThisThread: onThisThread)
         case let .streams(status, headers, chunks, then):
-            let head = Self.response(to: task.request, status: status, body: Data(), headers: headers)
+            let head = Self.response(to: task.request, status: status, body: Data(), headers: headers, httpVersion: httpVersion)
             DispatchQueue.global().async { [self] in
                 task.stream(head, chunks) { [self] result in
                     switch (result, then) {
@@ -291,9 +298,12 @@ public final class StubTransport: HTTPTransport {
     ///   - status: the status.
     ///   - body: the body.
     ///   - headers: the headers.
-    public static func response(to request: URLRequest, status: Int, body: Data, headers: HeaderFields) -> TransportResponse {
+    ///   - httpVersion: the version of HTTP it says it came over.
+    public static func response(to request: URLRequest, status: Int, body: Data, headers: HeaderFields,
+                                httpVersion: String = "HTTP/1.1") -> TransportResponse {
         // A plain head, as a transport other than URLSession hands over.
-        TransportResponse(data: body, head: ResponseHead(url: request.url!, statusCode: status, headerFields: headers))
+        TransportResponse(data: body, head: ResponseHead(url: request.url!, statusCode: status, headerFields: headers,
+                                                         httpVersion: httpVersion))
     }
 }
 

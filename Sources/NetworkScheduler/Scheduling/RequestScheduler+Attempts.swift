@@ -23,11 +23,13 @@ extension RequestScheduler {
         // An outage its resource accepts (a 503 it reads) ends the call now, with no retry: the
         // stored answer may stand in for it (`stale-if-error`), as for a failure no retry follows.
         if case .verdict = reading { answer = staleAnswer(to: request.prepared, after: answer) }
+        // What the answer came over sets its host's budget: connections, or streams.
+        let spoken = (try? outcome.get())?.head.hostProtocol
         let now = clock.uptimeNanoseconds
         let end = feed(ending: attempt, announcing: { end in
             if let change = end.healthChange { announce(change) }
             announce(end.followUp)
-        }) { $0.attemptEnded(attempt, with: answer, reading, now: now) }
+        }) { $0.attemptEnded(attempt, with: answer, reading, over: spoken, now: now) }
         follow(end.followUp)
     }
 

@@ -89,6 +89,7 @@ public final class RequestScheduler: Sendable {
         state = Locked(Core(machine: Machine(id: machineID, budget: hostBudget,
                                lowPriorityBudget: hostBudget - reserved,
                                streamBudget: max(1, configuration.streamsPerHost),
+                               multiplexedBudget: max(1, configuration.multiplexedHostBudget),
                                maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
@@ -507,8 +508,9 @@ public final class RequestScheduler: Sendable {
         return health(availability, now: clock.uptimeNanoseconds)
     }
 
-    /// How many attempts the host of `url` may run at once now: ``hostBudget``, or fewer
-    /// while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
+    /// How many attempts the host of `url` may run at once now: ``hostBudget``, or
+    /// ``Configuration-swift.struct/multiplexedHostBudget`` once it answered over HTTP/2 or
+    /// HTTP/3, or fewer while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
     ///
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {

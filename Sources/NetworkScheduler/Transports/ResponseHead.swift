@@ -12,6 +12,12 @@ import FoundationNetworking
 public struct ResponseHead: Sendable, Equatable {
     /// The status code.
     public let statusCode: Int
+    /// The version of HTTP the answer came over, as its transport told it (`"HTTP/1.1"`,
+    /// `"HTTP/2"`, or URLSession's protocol name on Apple platforms, `"h2"`); nil when it did not
+    /// say, as URLSession on Linux never does. A host's budget follows it: one that answers over
+    /// HTTP/2 or HTTP/3 runs many attempts at once (see
+    /// ``RequestScheduler/Configuration-swift.struct/multiplexedHostBudget``).
+    public let httpVersion: String?
     private let location: Location
     private let fields: Fields
 
@@ -22,17 +28,21 @@ public struct ResponseHead: Sendable, Equatable {
 
     private enum Fields: Sendable {
         case foundation(HTTPURLResponse)
-        /// The header fields as they came, and the HTTP version.
-        case read(HeaderFields, version: String)
+        /// The header fields as they came.
+        case read(HeaderFields)
     }
 
     /// The head of a response URLSession read.
     ///
-    /// - Parameter response: the response.
-    public init(_ response: HTTPURLResponse) {
+    /// - Parameters:
+    ///   - response: the response.
+    ///   - httpVersion: the protocol it came over, if the session told it (its task's metrics'
+    ///     `networkProtocolName`, such as `"h2"`).
+    public init(_ response: HTTPURLResponse, httpVersion: String? = nil) {
         location = .url(response.url ?? URL(fileURLWithPath: "/"))
         statusCode = response.statusCode
         fields = .foundation(response)
+        self.httpVersion = httpVersion
     }
 
     /// The head of a response read by another transport.
@@ -45,7 +55,8 @@ public struct ResponseHead: Sendable, Equatable {
     public init(url: URL, statusCode: Int, headerFields: HeaderFields, httpVersion: String = "HTTP/1.1") {
         location = .url(url)
         self.statusCode = statusCode
-        fields = .read(headerFields, version: httpVersion)
+        fields = .read(headerFields)
+        self.httpVersion = httpVersion
     }
 
     /// The head of a response read by another transport, with its URL as it read it: the
@@ -59,7 +70,8 @@ public struct ResponseHead: Sendable, Equatable {
     public init(url: String, statusCode: Int, headerFields: HeaderFields, httpVersion: String = "HTTP/1.1") {
         location = .text(url)
         self.statusCode = statusCode
-        fields = .read(headerFields, version: httpVersion)
+        fields = .read(headerFields)
+        self.httpVersion = httpVersion
     }
 
     /// The URL that answered: the last one, after redirects.
@@ -77,7 +89,7 @@ public struct ResponseHead: Sendable, Equatable {
     public func value(forHTTPHeaderField name: String) -> String? {
         switch fields {
         case .foundation(let response): response.value(forHTTPHeaderField: name)
-        case .read(let fields, _): fields[name]
+        case .read(let fields): fields[name]
         }
     }
 
@@ -90,7 +102,7 @@ public struct ResponseHead: Sendable, Equatable {
             var dictionary: [String: String] = [:]
             for case let (name as String, value as String) in response.allHeaderFields { dictionary[name] = value }
             return HeaderFields(dictionary)
-        case .read(let fields, _):
+        case .read(let fields):
             return fields
         }
     }
@@ -112,7 +124,8 @@ public struct ResponseHead: Sendable, Equatable {
         switch fields {
         case .foundation(let response):
             return response
-        case .read(let fields, let version):
+        case .read(let fields):
+            let version = httpVersion ?? "HTTP/1.1"
             let headers = fields.dictionary
             // FoundationNetworking makes one for any status (0, 5,000 and -1 tried); should
             // another Foundation refuse one, the caller still gets a response, as a 500.

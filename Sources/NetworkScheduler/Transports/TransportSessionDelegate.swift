@@ -37,6 +37,9 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         var declinedChallenge = false
         /// Whether it is a part of a paced download, which yields to the others.
         let isPart: Bool
+        /// The protocol its answer came over, from its metrics (Apple platforms only:
+        /// FoundationNetworking never sends them).
+        var networkProtocol: String?
     }
 
     /// The running tasks' records, by task identifier, and when the last task that was not a
@@ -192,11 +195,21 @@ final class TransportSessionDelegate: NSObject, URLSessionDataDelegate, @uncheck
         } else if let error, !(record.declinedChallenge && response != nil) {
             record.completion(.failure(error))
         } else if let response {
-            record.completion(.success(TransportResponse(data: record.body, response: response)))
+            record.completion(.success(TransportResponse(data: record.body,
+                                                         head: ResponseHead(response, httpVersion: record.networkProtocol))))
         } else {
             record.completion(.failure(URLError(.badServerResponse)))
         }
     }
+
+    #if !canImport(FoundationNetworking)
+    /// Notes the protocol of the task's answer (`h2`, `h3`, `http/1.1`), which its host's budget
+    /// follows. URLSession sends a task's metrics before it completes it.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        guard let name = metrics.transactionMetrics.last?.networkProtocolName else { return }
+        tasks.withLock { tasks in tasks[task.taskIdentifier]?.networkProtocol = name }
+    }
+    #endif
 
     // MARK: - Redirects and challenges
 

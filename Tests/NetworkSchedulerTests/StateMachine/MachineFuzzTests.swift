@@ -94,7 +94,8 @@ struct FuzzRun {
                                healthPolicy: HostHealth.Policy(failuresBeforePause: seed % 4 == 1 ? nil : 3, pauseAfterFailures: 0.5, maximumPause: 4,
                                                               adaptsBudget: seed.isMultiple(of: 5)),
                                rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": HostHealth.RateLimit(requestsPerSecond: 4, burst: 2)],
-                               cancellationGrace: seed % 7 < 3 ? 0.25 : 0)
+                               cancellationGrace: seed % 7 < 3 ? 0.25 : 0,
+                               multiplexedBudget: 6)
         driver.judgesAtOnce = false
     }
 
@@ -243,11 +244,18 @@ struct FuzzRun {
             let status = roll < 60 ? 200 : roll < 72 ? 503 : roll < 75 ? 429 : 401
             driver.answerHead(task, status: status, headers: status == 429 ? ["Retry-After": "1"] : [:])
         }
+        // What the answer came over, if its transport said: hosts change protocol mid-run.
+        let spoken: HostProtocol? = switch Int.random(in: 0..<10, using: &random) {
+        case 0..<5: nil
+        case 5..<7: .http1
+        case 7..<9: .multiplexed(maximumStreams: nil)
+        default: .multiplexed(maximumStreams: Int.random(in: 1...4, using: &random))
+        }
         switch roll {
-        case 0..<60: driver.end(task, status: 200)
-        case 60..<72: driver.end(task, status: 503)
-        case 72..<75: driver.end(task, status: 429, headers: ["Retry-After": "\(Int.random(in: 0...3, using: &random))"])
-        case 75..<85: driver.end(task, status: 401)
+        case 0..<60: driver.end(task, status: 200, over: spoken)
+        case 60..<72: driver.end(task, status: 503, over: spoken)
+        case 72..<75: driver.end(task, status: 429, headers: ["Retry-After": "\(Int.random(in: 0...3, using: &random))"], over: spoken)
+        case 75..<85: driver.end(task, status: 401, over: spoken)
         case 85..<92: driver.end(task, error: .timedOut)
         default: driver.end(task, error: .noConnection(URLError(.notConnectedToInternet)))
         }

@@ -66,10 +66,10 @@ struct MachineDriver {
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, streamBudget: Int = 2, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
          healthPolicy: HostHealth.Policy = .never, rateLimits: [String: HostHealth.RateLimit] = [:],
-         cancellationGrace: TimeInterval = 0) {
+         cancellationGrace: TimeInterval = 0, multiplexedBudget: Int = 100) {
         self.retryPolicy = retryPolicy
         machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget,
-                          streamBudget: streamBudget, maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
+                          streamBudget: streamBudget, multiplexedBudget: multiplexedBudget, maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
                           rateLimits: rateLimits, cancellationGrace: cancellationGrace, jitterSeed: 1)
     }
 
@@ -192,14 +192,16 @@ struct MachineDriver {
         perform(machine.setPriority(priority, of: names.map { callers[$0]! }, now: now))
     }
 
-    /// The attempt of task `name` ended with `status` (and `headers`), or with `error`.
-    mutating func end(_ task: String, status: Int = 200, headers: HeaderFields = [:], error: ServiceError? = nil) {
+    /// The attempt of task `name` ended with `status` (and `headers`), or with `error`; its
+    /// answer came `over` a protocol, if its transport said.
+    mutating func end(_ task: String, status: Int = 200, headers: HeaderFields = [:], error: ServiceError? = nil,
+                      over spoken: HostProtocol? = nil) {
         let start = starts[task]!
         let outcome: Result<TransportResponse, ServiceError> = error.map { .failure($0) }
             ?? .success(Self.response(status: status, headers: headers))
         let reading = AttemptReading(outcome, request: start.request.prepared, submission: start.request.submission,
                                      failureStatuses: machine.healthPolicy.failureStatuses, date: date)
-        let (end, actions) = machine.attemptEnded(start.id, with: outcome, reading, now: now)
+        let (end, actions) = machine.attemptEnded(start.id, with: outcome, reading, over: spoken, now: now)
         if let change = end.healthChange { healthChanges.append((change.host, change.availability)) }
         perform(actions, followUps: [end.followUp])
     }

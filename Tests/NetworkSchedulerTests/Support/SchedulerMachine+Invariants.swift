@@ -175,15 +175,22 @@ extension SchedulerMachine {
             check(host.cooling.isEmpty || timers[.cooling(index)] == host.cooling.first?.until,
                   "\(host.name) keeps slots in grace without a timer for the first")
             check(host.reserved == kept[index], "\(host.name) keeps \(host.reserved) slots, for \(kept[index]) callers")
-            check(host.running + host.reserved <= host.budget, "\(host.name) runs and keeps more than its budget")
+            // Attempts started under a wider budget (streams) run on over a narrower one.
+            check(host.hasNarrowed || host.running + host.reserved <= host.budget, "\(host.name) runs and keeps more than its budget")
             check(host.running == running[index], "\(host.name) counts \(host.running) running, but \(running[index]) run")
             check(host.lowPriorityRunning == lowPriorityRunning[index],
                   "\(host.name) counts \(host.lowPriorityRunning) low-priority running, but \(lowPriorityRunning[index]) run")
             check(host.waiting == waiting[index], "\(host.name) counts \(host.waiting) waiting, but \(waiting[index]) wait")
-            check(host.running <= host.budget, "\(host.name) runs \(host.running), over its budget of \(host.budget)")
+            check(host.hasNarrowed || host.running <= host.budget, "\(host.name) runs \(host.running), over its budget of \(host.budget)")
+            let expectedBudget = switch host.speaks {
+            case .multiplexed(let streams) where !host.name.hasSuffix(" streams"):
+                min(max(1, streams ?? multiplexedBudget), HostProtocol.streamCeiling)
+            case .none, .http1, .multiplexed: host.name.hasSuffix(" streams") ? streamBudget : budget
+            }
+            check(host.budget == expectedBudget, "\(host.name) speaks \(String(describing: host.speaks)) with a budget of \(host.budget)")
             check(host.window >= 1 && host.window <= Double(host.budget), "\(host.name)'s adaptive budget left 1...\(host.budget)")
             let (hostBudget, hostLowBudget) = budgets(ofHost: index)
-            check(host.lowPriorityRunning <= host.lowPriorityBudget, "\(host.name) runs too many low-priority calls")
+            check(host.hasNarrowed || host.lowPriorityRunning <= host.lowPriorityBudget, "\(host.name) runs too many low-priority calls")
             check(host.line.entryCount >= host.waiting, "\(host.name)'s line lost a waiting call")
             check(lineLimit.map { host.waiting <= $0 } ?? true, "\(host.name)'s line holds \(host.waiting), over its limit")
             if case .paused = host.availability {
