@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The HTTP/2 server of the budget's tests: TLS with a certificate made at run time.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         // The integrations' own tests (IntegrationsTests) live here, where their dependencies
         // are built anyway: a package of their own built AsyncHTTPClient twice more per CI run.
@@ -35,6 +37,8 @@ let package = Package(
             name: "SocialServer",
             dependencies: [
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Its servers' protocol: HTTP/1.1, or HTTP/2 over TLS in the budget's tests.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,6 +115,8 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The thread sanitizer's suppressions for the test binary (one false report of

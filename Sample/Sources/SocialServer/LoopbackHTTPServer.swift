@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
@@ -9,15 +10,18 @@ import ServiceLifecycle
 package final class LoopbackHTTPServer: Sendable {
     /// The port it listens on.
     package let port: Int
+    /// `http`, or `https` for a server over TLS.
+    package let scheme: String
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    /// `http://127.0.0.1:PORT`.
-    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// `http://127.0.0.1:PORT`, or `https://` for a server over TLS.
+    package var baseURL: URL { URL(string: "\(scheme)://127.0.0.1:\(port)")! }
 
-    /// Serves `router` on 127.0.0.1:`port` (0 for any free port); returns once it listens.
+    /// Serves `router` on 127.0.0.1:`port` (0 for any free port) over `server`'s protocol
+    /// (HTTP/1.1 unless a test gives HTTP/2 over TLS, `isTLS`); returns once it listens.
     package static func start<Routes: HTTPResponderBuilder>(
-        _ router: Routes, port: Int = 0, name: String
+        _ router: Routes, port: Int = 0, name: String, server: HTTPServerBuilder = .http1(), isTLS: Bool = false
     ) async throws -> LoopbackHTTPServer
     where Routes.Responder.Context: InitializableFromSource<ApplicationRequestContextSource> {
         let bound = PortPromise()
@@ -26,6 +30,7 @@ package final class LoopbackHTTPServer: Sendable {
         logger.logLevel = .critical
         let app = Application(
             router: router,
+            server: server,
             configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: name),
             onServerRunning: { channel in bound.fulfil(with: .success(channel.localAddress?.port ?? 0)) },
             logger: logger
@@ -39,11 +44,12 @@ package final class LoopbackHTTPServer: Sendable {
                 throw error
             }
         }
-        return LoopbackHTTPServer(port: try await bound.value, group: group, task: task)
+        return LoopbackHTTPServer(port: try await bound.value, scheme: isTLS ? "https" : "http", group: group, task: task)
     }
 
-    private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(port: Int, scheme: String, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port
+        self.scheme = scheme
         self.group = group
         self.task = task
     }
