@@ -14,7 +14,8 @@ import NetworkScheduler
 ///
 /// As a real transport does, it enforces each request's policy: it follows `/moved` to another
 /// origin only under `.follow` (else the 302 is the answer), and fails a body past the size
-/// limit. Its export changes version now and then, omits the total of a range (`*`) half the
+/// limit. Its answers say they came over HTTP/1.1, HTTP/2 or HTTP/3 (or nothing), changing as
+/// they go, so that its hosts' budgets widen and narrow mid-run. Its export changes version now and then, omits the total of a range (`*`) half the
 /// time, cuts bodies short while the faults are on, and answers some resumes of an older
 /// version with a part of the new one. Once its lifecycle is closed it sends nothing.
 final class ChaosTransport: HTTPTransport {
@@ -98,7 +99,11 @@ final class ChaosTransport: HTTPTransport {
             (status, headers, body) = Self.answer(to: request.urlRequest)
         }
         if (200..<300).contains(status) { server.apply(request.urlRequest) }
-        let response = TransportResponse(data: body, head: ResponseHead(url: url, statusCode: status, headerFields: headers))
+        // Hosts change protocol mid-run, so that their budgets widen to streams and narrow back
+        // to connections while calls run; an answer that says nothing leaves the budget.
+        let version = random.pick(["HTTP/1.1", "HTTP/1.1", "HTTP/2", "HTTP/2", "h3", ""])
+        let response = TransportResponse(data: body, head: ResponseHead(url: url, statusCode: status, headerFields: headers,
+                                                                        httpVersion: version))
         guard let sink = request.responseSink else {
             guard body.count <= policy.maximumResponseSize else {
                 return .failure(ServiceError.responseTooLarge(limit: policy.maximumResponseSize))

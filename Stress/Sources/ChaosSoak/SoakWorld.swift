@@ -75,6 +75,9 @@ final class SoakWorld: Sendable {
             var configuration = RequestScheduler.Configuration(transport: transport)
             configuration.callbackQueue = DispatchQueue(label: "soak.callbacks.\(index)", attributes: .concurrent)
             configuration.keptOutcomeWindow = 0.2
+            // A host that answers over HTTP/2 widens from 4 connections to 12 streams, few
+            // enough that its line still fills, and narrows back when it answers over HTTP/1.1.
+            configuration.multiplexedHostBudget = 12
             configuration.eventMonitors = [stories]
             configurations.append(configuration)
         }
