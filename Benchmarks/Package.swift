@@ -44,6 +44,8 @@ let package = Package(
             path: "Benchmarks/SchedulerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The probes live outside `Benchmarks/`, where the benchmark plugin would run each
+        // as a benchmark (and report it crashed, for want of its arguments).
         // One burst of GETs per fresh process, for `scripts/latency-bursts.sh`.
         .executableTarget(
             name: "BurstProbe",
@@ -52,13 +54,13 @@ let package = Package(
                 .product(name: "NetworkSchedulerAsyncHTTPClient", package: "Integrations"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            path: "Benchmarks/BurstProbe"
+            path: "Probes/BurstProbe"
         ),
         // One download per fresh process, for `scripts/download-pairs.sh`: the library alone.
         .executableTarget(
             name: "DownloadProbe",
             dependencies: [.product(name: "NetworkScheduler", package: library)],
-            path: "Benchmarks/DownloadProbe"
+            path: "Probes/DownloadProbe"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A screen's burst of GETs where users are (issue 62): nginx on 127.0.0.1 over TLS, one port
 # with HTTP/2 (ALPN h2) and one with HTTP/1.1 only, every answer 50 ms late at the server
-# (echo_sleep). Each figure is one fresh process (Benchmarks/BurstProbe): N distinct GETs sent
+# (echo_sleep). Each figure is one fresh process (Benchmarks/Probes/BurstProbe): N distinct GETs sent
 # at once, each decoded as the same two-element JSON array, through raw URLSession, raw
 # AsyncHTTPClient, and the scheduler over each, at their defaults. Cold is the process's first
 # burst; warm follows one request to the host. Also 400 `.low` GETs with one `.high` sent 10 ms
