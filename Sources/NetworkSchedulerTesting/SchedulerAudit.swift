@@ -34,7 +34,7 @@ public final class SchedulerAudit: RequestEvent.Monitor {
 
     /// The callers that began (made a call, or joined one), in the order they were told: wait
     /// on it, with a bound, until the requests a test sent are in the scheduler, before it
-    /// checks who waits in line (``RequestScheduler/census``).
+    /// checks who waits in line (`RequestScheduler.census`).
     public let begins = EventLog<RequestHandle.ID>()
 
     /// An audit that has seen nothing yet.
