@@ -42,7 +42,7 @@ final class HTTP2Server: Sendable {
     var baseURL: URL { server.baseURL }
 
     static func start(meeting: Int = 1) async throws -> HTTP2Server {
-        let certificates = try LoopbackCertificates.make()
+        let certificates = try LoopbackCertificates.shared.get()
         let state = NIOLockedValueBox(State())
         let router = Router()
         router.get("/echo") { request, _ in try await Self.answer(request, state: state, meeting: meeting) }
@@ -169,13 +169,16 @@ final class HTTP2Server: Sendable {
     func stop() async {
         releaseAll()
         await server.stop()
-        certificates.remove()
     }
 }
 
 /// A certificate authority made for one run, and a certificate for 127.0.0.1 it signs, in
 /// PEM files of a temporary folder (made with `openssl`).
 struct LoopbackCertificates: Sendable {
+    /// The test process's, made once: each pair of RSA keys costs the machine a moment that
+    /// the suites running beside would feel.
+    static let shared = Result { try make() }
+
     let folder: URL
     var caFile: String { folder.appendingPathComponent("ca.crt").path }
     var certificateFile: String { folder.appendingPathComponent("server.crt").path }
@@ -195,8 +198,6 @@ struct LoopbackCertificates: Sendable {
                     "-days", "1", "-extfile", "san.ext", "-out", "server.crt")
         return certificates
     }
-
-    func remove() { try? FileManager.default.removeItem(at: folder) }
 
     private static func openssl(in folder: URL, _ arguments: String...) throws {
         let process = Process()
