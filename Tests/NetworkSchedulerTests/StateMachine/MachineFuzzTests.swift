@@ -77,6 +77,8 @@ struct FuzzRun {
     var reported: [String] = []
     var lastEvent = ""
     private var isConnected = true
+    /// Whether answers say what they came over (even seeds).
+    private let reportsProtocols: Bool
     private let authenticator = TokenAuthenticator(token: "t") { _ in "u" }
     private static let retrying = RetryPolicy(maxAttempts: 3, baseDelay: 0.5)
 
@@ -86,8 +88,10 @@ struct FuzzRun {
     /// failures in a row (that one keeps the default policy, under which a failure never
     /// pauses, so that a failed probe must hand its turn on by itself); one in five adapts each
     /// host's budget. Seeds of three in seven keep a cancelled attempt's slot for a grace.
+    /// Even seeds' answers say what they came over, widening hosts to 6 streams and back.
     init(seed: UInt64) {
         random = SeededGenerator(seed: seed)
+        reportsProtocols = seed.isMultiple(of: 2)
         driver = MachineDriver(budget: 3, lowPriorityBudget: 2,
                                maximumWaits: seed.isMultiple(of: 2) ? [.background: 2, .low: 1.5, .normal: 3] : [:],
                                lineLimit: seed.isMultiple(of: 3) ? 4 : nil,
@@ -244,12 +248,18 @@ struct FuzzRun {
             let status = roll < 60 ? 200 : roll < 72 ? 503 : roll < 75 ? 429 : 401
             driver.answerHead(task, status: status, headers: status == 429 ? ["Retry-After": "1"] : [:])
         }
-        // What the answer came over, if its transport said: hosts change protocol mid-run.
-        let spoken: HostProtocol? = switch Int.random(in: 0..<10, using: &random) {
-        case 0..<5: nil
-        case 5..<7: .http1
-        case 7..<9: .multiplexed(maximumStreams: nil)
-        default: .multiplexed(maximumStreams: Int.random(in: 1...4, using: &random))
+        // What the answer came over, if its transport said: on even seeds hosts change
+        // protocol mid-run. Odd seeds draw nothing for it, and keep every host at its
+        // connections: a host that widens to streams rarely stays full long enough for the
+        // rarest situations (a keyed call left running by all its callers) to come up.
+        var spoken: HostProtocol?
+        if reportsProtocols {
+            spoken = switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5: nil
+            case 5..<7: .http1
+            case 7..<9: .multiplexed(maximumStreams: nil)
+            default: .multiplexed(maximumStreams: Int.random(in: 1...4, using: &random))
+            }
         }
         switch roll {
         case 0..<60: driver.end(task, status: 200, over: spoken)
