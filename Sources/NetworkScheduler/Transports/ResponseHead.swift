@@ -51,8 +51,9 @@ public struct ResponseHead: Sendable, Equatable {
     ///   - url: the URL that answered.
     ///   - statusCode: the status code.
     ///   - headerFields: the header fields in the order they came, a repeated name once per value.
-    ///   - httpVersion: the version of HTTP, such as `"HTTP/1.1"`.
-    public init(url: URL, statusCode: Int, headerFields: HeaderFields, httpVersion: String = "HTTP/1.1") {
+    ///   - httpVersion: the version of HTTP it came over, such as `"HTTP/1.1"` or `"HTTP/2"`;
+    ///     nil if the transport does not know (its host then keeps its budget as it is).
+    public init(url: URL, statusCode: Int, headerFields: HeaderFields, httpVersion: String? = nil) {
         location = .url(url)
         self.statusCode = statusCode
         fields = .read(headerFields)
@@ -66,8 +67,9 @@ public struct ResponseHead: Sendable, Equatable {
     ///   - url: the absolute URL that answered, as text.
     ///   - statusCode: the status code.
     ///   - headerFields: the header fields in the order they came, a repeated name once per value.
-    ///   - httpVersion: the version of HTTP, such as `"HTTP/1.1"`.
-    public init(url: String, statusCode: Int, headerFields: HeaderFields, httpVersion: String = "HTTP/1.1") {
+    ///   - httpVersion: the version of HTTP it came over, such as `"HTTP/1.1"` or `"HTTP/2"`;
+    ///     nil if the transport does not know (its host then keeps its budget as it is).
+    public init(url: String, statusCode: Int, headerFields: HeaderFields, httpVersion: String? = nil) {
         location = .text(url)
         self.statusCode = statusCode
         fields = .read(headerFields)

@@ -101,7 +101,7 @@ final class ChaosTransport: HTTPTransport {
         if (200..<300).contains(status) { server.apply(request.urlRequest) }
         // Hosts change protocol mid-run, so that their budgets widen to streams and narrow back
         // to connections while calls run; an answer that says nothing leaves the budget.
-        let version = random.pick(["HTTP/1.1", "HTTP/1.1", "HTTP/2", "HTTP/2", "h3", ""])
+        let version: String? = random.pick(["HTTP/1.1", "HTTP/1.1", "HTTP/2", "HTTP/2", "h3", nil])
         let response = TransportResponse(data: body, head: ResponseHead(url: url, statusCode: status, headerFields: headers,
                                                                         httpVersion: version))
         guard let sink = request.responseSink else {
