@@ -20,9 +20,26 @@ import NetworkSchedulerTesting
         #expect(["HTTP/1.1", "HTTP/1.0", "http/1.1"].map(spoken) == [.http1, .http1, .http1])
         #expect(["HTTP/2", "HTTP/2.0", "h2", "H2C", "h3", "HTTP/3"].map(spoken) == Array(repeating: multiplexed, count: 6))
         #expect(["", "SPDY/3", "h", "HTTP"].map(spoken) == [nil, nil, nil, nil])
-        #expect(ResponseHead(HTTPURLResponse(url: URL(string: "https://api.test/")!, statusCode: 200, httpVersion: "HTTP/2",
-                                             headerFields: [:])!).hostProtocol == nil,
-                "URLSession's response alone says nothing: on Linux its version is never known")
+    }
+
+    /// URLSession on Linux never names the version: what the answer shows decides.
+    @Test func anAnswerWithoutAVersionIsReadFromItsSchemeAndFields() throws {
+        func shown(_ url: String, _ fields: [String: String]) throws -> HostProtocol? {
+            let response = try #require(HTTPURLResponse(url: URL(string: url)!, statusCode: 200, httpVersion: "HTTP/2",
+                                                        headerFields: fields))
+            return ResponseHead(response).hostProtocol
+        }
+        let multiplexed = HostProtocol.multiplexed(maximumStreams: nil)
+
+        #expect(try shown("https://api.test/", ["Content-Type": "application/json"]) == multiplexed)
+        #expect(try shown("https://api.test/", ["connection": "keep-alive"]) == .http1)
+        #expect(try shown("https://api.test/", ["Keep-Alive": "timeout=5"]) == .http1)
+        #expect(try shown("https://api.test/", ["Transfer-Encoding": "chunked"]) == .http1)
+        #expect(try shown("http://api.test/", [:]) == .http1, "cleartext is HTTP/2 only by prior knowledge")
+        #expect(try shown("HTTPS://api.test/", [:]) == multiplexed)
+        #expect(ResponseHead(url: "ftp://api.test/", statusCode: 200, headerFields: [:]).hostProtocol == nil)
+        #expect(ResponseHead(url: "https://api.test/", statusCode: 200, headerFields: ["Connection": "close"]).hostProtocol
+                == .http1)
     }
 
     /// A scheduler of 2 connections and 10 streams per host, with 30 GETs held at the stub,
