@@ -27,7 +27,7 @@ extension SchedulerMachine {
     /// ``VerdictWanted``). An attempt that had already ended (at its deadline) changes nothing.
     /// Its time on the wire is counted on the machine's clock, from the slot it got to `now`.
     /// `spoken`, what the answer came over if its transport said, sets its host's budget
-    /// (``host(_:answeredOver:)``) before the slot is given on.
+    /// (``host(_:answeredOver:after:)``), with how long it took, before the slot is given on.
     @inlinable package mutating func attemptEnded(
         _ attempt: AttemptID,
         with outcome: Outcome,
@@ -40,7 +40,9 @@ extension SchedulerMachine {
             return (AttemptEnd(), Actions())
         }
         hostsToFill.insert(calls[slot].host)
-        if let spoken, !calls[slot].request.opensStream { host(calls[slot].host, answeredOver: spoken) }
+        if let spoken, !calls[slot].request.opensStream {
+            host(calls[slot].host, answeredOver: spoken, after: now - min(now, running.started))
+        }
         var actions = Actions()
         let (healthChange, settled) = end(attempt.call, running, with: outcome, reading.kind, now: now, into: &actions)
         let followUp: FollowUp

@@ -15,21 +15,21 @@ extension SchedulerMachine {
         return hosts.count - 1
     }
 
-    /// A host answered over `spoken`. One that multiplexes gets a budget of streams: the most
-    /// its server allows at once if its transport knows it (up to
-    /// ``HostProtocol/streamCeiling``), else ``multiplexedBudget``; one that answers over
-    /// HTTP/1.x goes back to the budget of connections. The slots low-priority calls leave free
-    /// keep their share of the budget, so that an urgent call sent into a host full of them
-    /// still starts at once, and so does its adaptive budget (a host at half its budget of
-    /// connections is at half its budget of streams). Attempts beyond a narrower budget run on
-    /// until they end. The line of a host's streams keeps its own budget.
-    @inlinable mutating func host(_ host: Int, answeredOver spoken: HostProtocol) {
-        guard hosts[host].speaks != spoken else { return }
+    /// A host answered over `spoken`, `duration` after the attempt took its slot. One that
+    /// multiplexes gets a budget of streams: the most its server allows at once if its
+    /// transport knows it (up to ``HostProtocol/streamCeiling``), else ``multiplexedBudget``;
+    /// one that answers over HTTP/1.x a budget of connections, ``distantBudget`` once it is
+    /// distant (``Host/isDistant``). The slots low-priority calls leave free keep their share
+    /// of the budget, so that an urgent call sent into a host full of them still starts at
+    /// once, and so does its adaptive budget (a host at half its budget of connections is at
+    /// half its budget of streams). Attempts beyond a narrower budget run on until they end.
+    /// The line of a host's streams keeps its own budget.
+    @inlinable mutating func host(_ host: Int, answeredOver spoken: HostProtocol, after duration: UInt64) {
+        let wasDistant = hosts[host].isDistant
+        hosts[host].quickestAnswer = min(hosts[host].quickestAnswer ?? .max, duration)
+        guard hosts[host].speaks != spoken || hosts[host].isDistant != wasDistant else { return }
         hosts[host].speaks = spoken
-        let all = switch spoken {
-        case .http1: budget
-        case .multiplexed(let streams): min(max(1, streams ?? multiplexedBudget), HostProtocol.streamCeiling)
-        }
+        let all = fullBudget(of: hosts[host])
         let lowPriority = max(1, all * lowPriorityBudget / budget)
         let was = hosts[host].budget
         guard all != was || lowPriority != hosts[host].lowPriorityBudget else { return }
@@ -38,6 +38,15 @@ extension SchedulerMachine {
         hosts[host].budget = all
         hosts[host].lowPriorityBudget = lowPriority
         hostsToFill.insert(host)
+    }
+
+    /// The budget `host`'s protocol and distance give it (before its adaptive budget and its
+    /// share for low priority).
+    @inlinable func fullBudget(of host: Host) -> Int {
+        switch host.speaks {
+        case .multiplexed(let streams): min(max(1, streams ?? multiplexedBudget), HostProtocol.streamCeiling)
+        case .http1, nil: host.isDistant ? distantBudget : budget
+        }
     }
 
     /// The name of the line a request to `host` waits in: the host's own, or for a stream,

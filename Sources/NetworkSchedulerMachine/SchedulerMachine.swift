@@ -129,6 +129,11 @@
     /// The budget of a host that answered over HTTP/2 or HTTP/3 and did not say how many
     /// streams it takes: `budget` counts connections, one answer at a time each.
     @usableFromInline let multiplexedBudget: Int
+    /// The budget of connections of a distant host (``Host/isDistant``), at least `budget`:
+    /// where answers take that long, the connections a transport may drop and open again
+    /// between bursts (libcurl's cache does, see ``RequestScheduler``) cost little beside
+    /// what more of them carry at once.
+    @usableFromInline let distantBudget: Int
     /// Per priority (by raw value), the longest a call waits at it before it is promoted one
     /// level, in nanoseconds; nil never promotes (strict order).
     @usableFromInline let maximumWaits: [UInt64?]
@@ -183,6 +188,7 @@
         lowPriorityBudget: Int,
         streamBudget: Int = 2,
         multiplexedBudget: Int = 100,
+        distantBudget: Int? = nil,
         maximumWaits: [RequestPriority: Seconds] = [:],
         lineLimit: Int? = nil,
         keptOutcomeWindow: Seconds = 10,
@@ -200,6 +206,7 @@
         self.lowPriorityBudget = lowPriorityBudget
         self.streamBudget = streamBudget
         self.multiplexedBudget = min(multiplexedBudget, HostProtocol.streamCeiling)
+        self.distantBudget = max(budget, distantBudget ?? budget)
         self.maximumWaits = RequestPriority.allCases.map { priority in
             maximumWaits[priority].map { UInt64(max(0, $0) * 1_000_000_000) }
         }
@@ -436,6 +443,14 @@
         @usableFromInline var lowPriorityBudget: Int
         /// What its answers came over, as its transport last told; nil until one did.
         @usableFromInline var speaks: HostProtocol?
+        /// How long its quickest answer took, from its slot to its end, in nanoseconds; nil
+        /// until one came.
+        @usableFromInline var quickestAnswer: UInt64?
+        /// Whether its answers come from across a network: even its quickest took
+        /// ``distantAnswer`` or longer (loopback and a LAN answer sooner).
+        @inlinable var isDistant: Bool { (quickestAnswer ?? 0) >= Self.distantAnswer }
+        /// 5 ms, in nanoseconds.
+        @inlinable static var distantAnswer: UInt64 { 5_000_000 }
         /// Whether its budget ever narrowed (an HTTP/2 host answering over HTTP/1.1): the
         /// attempts started under the wider one run on, over the narrower one, until they end.
         @usableFromInline var hasNarrowed = false

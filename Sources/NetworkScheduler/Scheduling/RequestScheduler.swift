@@ -90,6 +90,9 @@ public final class RequestScheduler: Sendable {
                                lowPriorityBudget: hostBudget - reserved,
                                streamBudget: max(1, configuration.streamsPerHost),
                                multiplexedBudget: max(1, configuration.multiplexedHostBudget),
+                               // A budget set by hand holds at every distance.
+                               distantBudget: configuration.hostBudget == nil
+                                   ? max(1, configuration.transport.maximumConnectionsPerDistantHost) : hostBudget,
                                maximumWaits: configuration.maximumWait,
                                lineLimit: configuration.maximumWaitingPerHost.map { max(1, $0) },
                                keptOutcomeWindow: configuration.keptOutcomeWindow,
@@ -510,7 +513,9 @@ public final class RequestScheduler: Sendable {
 
     /// How many attempts the host of `url` may run at once now: ``hostBudget``, or
     /// ``Configuration-swift.struct/multiplexedHostBudget`` once it answered over HTTP/2 or
-    /// HTTP/3, or fewer while its adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
+    /// HTTP/3, or the transport's ``HTTPTransport/maximumConnectionsPerDistantHost`` once
+    /// even its quickest answer took 5 ms (unless you set the budget), or fewer while its
+    /// adaptive budget is lowered (``HostHealthPolicy/adaptsBudget``).
     ///
     /// - Parameter url: any URL of the host.
     public func currentBudget(of url: URL) -> Int {

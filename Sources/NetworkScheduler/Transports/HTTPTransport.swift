@@ -61,6 +61,13 @@ public protocol HTTPTransport: Sendable {
     /// more, because a task resumed beyond it waits inside the transport in no useful order.
     var maximumConnectionsPerHost: Int { get }
 
+    /// How many requests to a distant host (one whose quickest answer took 5 ms or more:
+    /// across a network, not loopback) this transport runs at once; by default
+    /// ``maximumConnectionsPerHost``. A transport that runs fewer than it could near by,
+    /// because connections opened again between bursts cost more there than they carry,
+    /// says its whole count here.
+    var maximumConnectionsPerDistantHost: Int { get }
+
     /// Starts sending `request` under `policy` (its redirects and its response size limit), and
     /// calls `completion` exactly once, on any thread. The scheduler does not rely on that
     /// call to end the attempt: it ends it itself at its deadline.
@@ -106,4 +113,9 @@ extension HTTPTransport {
     ) -> any TransportTask {
         startTask(for: TransportRequest(request), policy: policy, progress: nil, completion: completion)
     }
+}
+
+extension HTTPTransport {
+    /// ``maximumConnectionsPerHost``, at every distance.
+    public var maximumConnectionsPerDistantHost: Int { maximumConnectionsPerHost }
 }

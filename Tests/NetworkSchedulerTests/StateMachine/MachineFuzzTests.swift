@@ -99,7 +99,7 @@ struct FuzzRun {
                                                               adaptsBudget: seed.isMultiple(of: 5)),
                                rateLimits: seed.isMultiple(of: 2) ? [:] : ["two.test": HostHealth.RateLimit(requestsPerSecond: 4, burst: 2)],
                                cancellationGrace: seed % 7 < 3 ? 0.25 : 0,
-                               multiplexedBudget: 6)
+                               multiplexedBudget: 6, distantBudget: 4)
         driver.judgesAtOnce = false
     }
 

@@ -66,10 +66,10 @@ struct MachineDriver {
     init(budget: Int = 2, lowPriorityBudget: Int? = nil, streamBudget: Int = 2, retryPolicy: RetryPolicy = .never,
          maximumWaits: [RequestPriority: TimeInterval] = [:], lineLimit: Int? = nil,
          healthPolicy: HostHealth.Policy = .never, rateLimits: [String: HostHealth.RateLimit] = [:],
-         cancellationGrace: TimeInterval = 0, multiplexedBudget: Int = 100) {
+         cancellationGrace: TimeInterval = 0, multiplexedBudget: Int = 100, distantBudget: Int? = nil) {
         self.retryPolicy = retryPolicy
         machine = Machine(id: Self.machineID, budget: budget, lowPriorityBudget: lowPriorityBudget ?? budget,
-                          streamBudget: streamBudget, multiplexedBudget: multiplexedBudget, maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
+                          streamBudget: streamBudget, multiplexedBudget: multiplexedBudget, distantBudget: distantBudget, maximumWaits: maximumWaits, lineLimit: lineLimit, healthPolicy: healthPolicy,
                           rateLimits: rateLimits, cancellationGrace: cancellationGrace, jitterSeed: 1)
     }
 

@@ -183,9 +183,9 @@ extension SchedulerMachine {
             check(host.waiting == waiting[index], "\(host.name) counts \(host.waiting) waiting, but \(waiting[index]) wait")
             check(host.hasNarrowed || host.running <= host.budget, "\(host.name) runs \(host.running), over its budget of \(host.budget)")
             let expectedBudget = switch host.speaks {
-            case .multiplexed(let streams) where !host.name.hasSuffix(" streams"):
-                min(max(1, streams ?? multiplexedBudget), HostProtocol.streamCeiling)
-            case .none, .http1, .multiplexed: host.name.hasSuffix(" streams") ? streamBudget : budget
+            case _ where host.name.hasSuffix(" streams"): streamBudget
+            case .multiplexed(let streams): min(max(1, streams ?? multiplexedBudget), HostProtocol.streamCeiling)
+            case .none, .http1: host.isDistant ? distantBudget : budget
             }
             check(host.budget == expectedBudget, "\(host.name) speaks \(String(describing: host.speaks)) with a budget of \(host.budget)")
             check(host.window >= 1 && host.window <= Double(host.budget), "\(host.name)'s adaptive budget left 1...\(host.budget)")
