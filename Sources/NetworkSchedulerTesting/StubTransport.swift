@@ -61,6 +61,8 @@ public final class StubTransport: HTTPTransport {
 
     /// The most requests the transport runs at once to one host: the scheduler's budget.
     public let maximumConnectionsPerHost: Int
+    /// The most to a host whose answers take 5 ms or more: the scheduler's budget there.
+    public let maximumConnectionsPerDistantHost: Int
     /// Every request that reached the network, in the order they started.
     public let arrivals = EventLog<Arrival>()
     /// Every task the scheduler cancelled while it was on the wire.
@@ -89,15 +91,20 @@ public final class StubTransport: HTTPTransport {
     ///
     /// - Parameters:
     ///   - maximumConnectionsPerHost: the scheduler's budget per host.
+    ///   - maximumConnectionsPerDistantHost: its budget per host whose answers take 5 ms or
+    ///     more; nil for the same.
     ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on, the system's by default:
     ///     give the scheduler's virtual clock to make latency virtual too.
     ///   - reply: what to do with each request, called as it arrives.
     public convenience init(
         maximumConnectionsPerHost: Int = 6,
+        maximumConnectionsPerDistantHost: Int? = nil,
         clock: (any SchedulerClock)? = nil,
         reply: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .json("{}") }
     ) {
-        self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, clock: clock, script: [:], otherwise: reply)
+        self.init(maximumConnectionsPerHost: maximumConnectionsPerHost,
+                  maximumConnectionsPerDistantHost: maximumConnectionsPerDistantHost,
+                  clock: clock, script: [:], otherwise: reply)
     }
 
     /// A transport that answers by route, `"METHOD /path"`: each request on a route takes the
@@ -106,16 +113,20 @@ public final class StubTransport: HTTPTransport {
     ///
     /// - Parameters:
     ///   - maximumConnectionsPerHost: the scheduler's budget per host.
+    ///   - maximumConnectionsPerDistantHost: its budget per host whose answers take 5 ms or
+    ///     more; nil for the same.
     ///   - clock: the clock ``StubResponse/delayed(_:_:)`` waits on, the system's by default.
     ///   - script: by `"METHOD /path"`, the answers in order; the last one repeats.
     ///   - otherwise: what to do with a request on no scripted route.
     public init(
         maximumConnectionsPerHost: Int = 6,
+        maximumConnectionsPerDistantHost: Int? = nil,
         clock: (any SchedulerClock)? = nil,
         script: [String: [StubResponse]],
         otherwise: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .status(404) }
     ) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.maximumConnectionsPerDistantHost = maximumConnectionsPerDistantHost ?? maximumConnectionsPerHost
         self.clock = clock ?? .system
         self.otherwise = otherwise
         state = Locked(State(script: script.filter { !$0.value.isEmpty }))

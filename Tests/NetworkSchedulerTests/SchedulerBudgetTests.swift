@@ -116,6 +116,7 @@ import NetworkSchedulerTesting
         let scheduler = RequestScheduler(configuration: .init(transport: transport))
         #expect(transport.session.configuration.httpMaximumConnectionsPerHost == 6)
         #expect(scheduler.hostBudget == 4)
+        #expect(transport.maximumConnectionsPerDistantHost == 6, "a distant host gets the session's whole count")
         transport.invalidate()
     }
     #endif

@@ -19,17 +19,21 @@ extension RequestScheduler {
         public var transport: any HTTPTransport
         /// Each host's budget of connections: the most attempts it runs at once over HTTP/1.1,
         /// or before it is heard from. nil, and anything above it, means the transport's own
-        /// limit (a session's `httpMaximumConnectionsPerHost`). A host that answers over HTTP/2
+        /// limit (a session's `httpMaximumConnectionsPerHost`; on Linux, 4 for a host that
+        /// answers within 5 ms and the session's whole count for one that does not, see
+        /// ``HTTPTransport/maximumConnectionsPerDistantHost``). A host that answers over HTTP/2
         /// or HTTP/3 runs ``multiplexedHostBudget`` instead.
         public var hostBudget: Int?
         /// The budget of a host whose answers come over HTTP/2 or HTTP/3, where one connection
-        /// carries many requests at once: 100 streams (the least RFC 9113 asks a server to
-        /// allow) unless you change it, or the server's own limit where the transport knows
-        /// it. A host starts at ``hostBudget``, a number of connections, until an answer says
-        /// what it speaks (``ResponseHead/httpVersion``); it goes back there if it answers over
-        /// HTTP/1.1 again, and keeps what it learned for the scheduler's life.
-        /// `slotsReservedAboveLowPriority` keeps its share of it.
-        public var multiplexedHostBudget = 100
+        /// carries many requests at once: 128 streams (nginx's and CloudFront's limit; RFC 9113
+        /// asks servers to allow at least 100) unless you change it, or the server's own limit
+        /// where the transport knows it. Past a server's limit the transport queues the rest
+        /// until a stream frees, in the order the scheduler started them. A host starts at
+        /// ``hostBudget``, a number of connections, until an answer says or shows what it
+        /// speaks (``ResponseHead/httpVersion``, and see <doc:PlatformNotes> for Linux); it goes
+        /// back there if it answers over HTTP/1.1 again, and keeps what it learned for the
+        /// scheduler's life. `slotsReservedAboveLowPriority` keeps its share of it.
+        public var multiplexedHostBudget = 128
         /// How many of a host's budget slots `.low` and `.background` calls leave free, so that a
         /// `.normal` or more urgent request arriving while they fill the host starts at once,
         /// instead of waiting for one of them to end (browsers hold back such "delayable"

@@ -69,6 +69,7 @@ struct Harness: Sendable {
     ///   - authenticator: replaces the token store as the source of the bearer token.
     init(
         budget: Int = 6,
+        distantBudget: Int? = nil,
         slotsReservedAboveLowPriority: Int = 1,
         retryPolicy: RetryPolicy = .never,
         sendsIdempotencyKeys: Bool = false,
@@ -78,7 +79,8 @@ struct Harness: Sendable {
         reply: @escaping @Sendable (URLRequest) -> StubResponse = { _ in .json(userJSON) },
         configure: (inout RequestScheduler.Configuration) -> Void = { _ in }
     ) {
-        transport = StubTransport(maximumConnectionsPerHost: budget, reply: reply)
+        transport = StubTransport(maximumConnectionsPerHost: budget, maximumConnectionsPerDistantHost: distantBudget,
+                                  reply: reply)
         var configuration = RequestScheduler.Configuration(
             transport: transport, slotsReservedAboveLowPriority: slotsReservedAboveLowPriority,
             eventMonitors: [metrics, events], retryPolicy: retryPolicy,
