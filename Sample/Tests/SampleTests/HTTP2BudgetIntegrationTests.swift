@@ -5,7 +5,8 @@ import Testing
 /// Over a real HTTP/2 server (TLS, ALPN `h2`) through the AsyncHTTPClient transport: once the
 /// host has answered over HTTP/2, a burst runs many streams at once, beyond the transport's 8
 /// connections; an urgent request sent into a host full of low-priority ones still goes at
-/// once; and each request tells the server its urgency.
+/// once; each request tells the server its urgency; and once the host answers over HTTP/1.1
+/// again, the budget is the transport's connections again.
 @Suite struct HTTP2BudgetIntegrationTests {
     private typealias Answer = HTTP2Server.Answer
 
@@ -36,7 +37,7 @@ import Testing
         try await Self.withServer(meeting: 40) { server, api in
             // The host answers one request first, as after a login: over HTTP/2.
             _ = try await api.value(for: Resource<Answer>(path: "echo"))
-            #expect(api.scheduler.currentBudget(of: server.baseURL) == 100)
+            #expect(api.scheduler.currentBudget(of: server.baseURL) == api.scheduler.configuration.multiplexedHostBudget)
 
             // 40 requests each answered only once all 40 are at the server at once.
             let paths = try await withThrowingTaskGroup(of: String.self) { group in
@@ -66,6 +67,37 @@ import Testing
             for low in lows { _ = try await low.value }
             #expect(server.arrived.count == 1 + 30 + 1)
         }
+    }
+
+    @Test func theBudgetGoesBackToConnectionsWhenTheHostAnswersOverHTTP1Again() async throws {
+        let server = try await HTTP2Server.start()
+        // One server, which speaks HTTP/2 or HTTP/1.1 as the client's ALPN asks: the host's
+        // answers change protocol when the transport moves to a client that offers HTTP/1.1 only.
+        let transport = try SwitchingTransport(trusting: server.certificates.caFile)
+        let scheduler = RequestScheduler { $0.transport = transport }
+        let api = APIClient(baseURL: server.baseURL, scheduler: scheduler)
+        do {
+            _ = try await api.value(for: Resource<Answer>(path: "echo"))
+            #expect(scheduler.currentBudget(of: server.baseURL) == scheduler.configuration.multiplexedHostBudget)
+
+            transport.switchToHTTP1()
+            _ = try await api.value(for: Resource<Answer>(path: "echo"))
+            #expect(scheduler.currentBudget(of: server.baseURL) == 8, "the transport's connections")
+
+            let held = (0..<20).map { index in Task { try await api.value(for: Resource<Answer>(path: "held/\(index)")) } }
+            #expect(await server.waitForArrivals(2 + 8))
+            #expect(scheduler.census.queuedOperations == 8, "8 attempts started, 12 wait in the scheduler")
+            server.releaseHeld()
+            for request in held { _ = try await request.value }
+            #expect(server.arrived.count == 2 + 20)
+        } catch {
+            server.releaseAll()
+            try? await transport.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await transport.shutdown()
+        await server.stop()
     }
 
     @Test func theServerHearsEachRequestsUrgencyOverHTTP2() async throws {

@@ -211,3 +211,38 @@ struct LoopbackCertificates: Sendable {
         guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 }
+
+/// A transport over AsyncHTTPClient that trusts a test server's certificate and offers HTTP/2
+/// (ALPN `h2`, `http/1.1`) until ``switchToHTTP1()``, then HTTP/1.1 only, through a second
+/// client, as a host whose answers change protocol (a load balancer put in front of it).
+final class SwitchingTransport: HTTPTransport {
+    private let clients: [HTTPClient]
+    private let transports: [AsyncHTTPClientTransport]
+    private let isHTTP1 = NIOLockedValueBox(false)
+
+    init(trusting caFile: String) throws {
+        clients = [HTTPClient.Configuration.HTTPVersion.automatic, .http1Only].map { version in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(caFile)
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
+            configuration.httpVersion = version
+            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }
+        transports = clients.map { AsyncHTTPClientTransport(client: $0) }
+    }
+
+    func switchToHTTP1() { isHTTP1.withLockedValue { $0 = true } }
+
+    var maximumConnectionsPerHost: Int { transports[0].maximumConnectionsPerHost }
+
+    func startTask(for request: TransportRequest, policy: TransportPolicy, progress: (@Sendable (TransferProgress) -> Void)?,
+                   completion: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) -> any TransportTask {
+        let current = transports[isHTTP1.withLockedValue { $0 } ? 1 : 0]
+        return current.startTask(for: request, policy: policy, progress: progress, completion: completion)
+    }
+
+    func shutdown() async throws {
+        for transport in transports { try await transport.shutdown() }
+        for client in clients { try await client.shutdown() }
+    }
+}
