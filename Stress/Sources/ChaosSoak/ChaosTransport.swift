@@ -15,11 +15,15 @@ import NetworkScheduler
 /// As a real transport does, it enforces each request's policy: it follows `/moved` to another
 /// origin only under `.follow` (else the 302 is the answer), and fails a body past the size
 /// limit. Its answers say they came over HTTP/1.1, HTTP/2 or HTTP/3 (or nothing), changing as
-/// they go, so that its hosts' budgets widen and narrow mid-run. Its export changes version now and then, omits the total of a range (`*`) half the
+/// they go, and one in ten takes 5 ms or more, so that its hosts' budgets widen and narrow
+/// mid-run. Its export changes version now and then, omits the total of a range (`*`) half the
 /// time, cuts bodies short while the faults are on, and answers some resumes of an older
 /// version with a part of the new one. Once its lifecycle is closed it sends nothing.
 final class ChaosTransport: HTTPTransport {
     let maximumConnectionsPerHost = 4
+    /// A host whose first answers all took 5 ms or more widens to 6, and narrows back at its
+    /// first quick one.
+    let maximumConnectionsPerDistantHost = 6
     let lifecycle = TransportLifecycle()
     /// The name of the answer at the other origin `/moved` leads to.
     static let elsewhere = "elsewhere"
@@ -67,7 +71,9 @@ final class ChaosTransport: HTTPTransport {
         if faults, random.chance(33) {
             answer()
         } else {
-            let delay = faults ? random.below(3_000) : random.below(300)
+            // One answer in ten comes from far away (5 to 8 ms).
+            let distance = random.chance(10) ? 5_000 : 0
+            let delay = distance + (faults ? random.below(3_000) : random.below(300))
             DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(delay), execute: answer)
         }
         return task
