@@ -25,7 +25,7 @@ extension RequestScheduler {
         /// or HTTP/3 runs ``multiplexedHostBudget`` instead.
         public var hostBudget: Int?
         /// The budget of a host whose answers come over HTTP/2 or HTTP/3, where one connection
-        /// carries many requests at once: 128 streams (nginx's and CloudFront's limit; RFC 9113
+        /// carries many requests at once: 128 streams (nginx's default limit; RFC 9113
         /// asks servers to allow at least 100) unless you change it, or the server's own limit
         /// where the transport knows it. Past a server's limit the transport queues the rest
         /// until a stream frees, in the order the scheduler started them. A host starts at

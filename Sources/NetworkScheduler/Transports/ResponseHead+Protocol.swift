@@ -28,13 +28,15 @@ extension ResponseHead {
         case "http":
             return .http1
         case "https":
-            let fieldsOfOneConnection = ["Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Proxy-Connection"]
-            let isHTTP1 = fieldsOfOneConnection.contains { value(forHTTPHeaderField: $0) != nil }
+            let isHTTP1 = Self.fieldsOfOneConnection.contains { value(forHTTPHeaderField: $0) != nil }
             return isHTTP1 ? .http1 : .multiplexed(maximumStreams: nil)
         default:
             return nil
         }
     }
+
+    /// The fields that belong to one HTTP/1.x connection, which HTTP/2 and HTTP/3 forbid.
+    private static let fieldsOfOneConnection = ["Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Proxy-Connection"]
 
     /// Whether `version` starts with `prefix`, whatever the case of its letters, without making
     /// a string (this is read for every answer).
