@@ -42,6 +42,25 @@ import NetworkSchedulerTesting
                 == .http1)
     }
 
+    /// An answer a redirect brought from another origin tells nothing of the host asked.
+    @Test func anAnswerFromAnotherOriginTellsNothingOfTheHostAsked() throws {
+        let overHTTP2 = ResponseHead(url: "https://api.test/v1/me", statusCode: 200, headerFields: [:], httpVersion: "HTTP/2")
+        let multiplexed = HostProtocol.multiplexed(maximumStreams: nil)
+
+        #expect(overHTTP2.hostProtocol(answering: "https://api.test/v1/me") == multiplexed)
+        #expect(overHTTP2.hostProtocol(answering: "https://API.test:443/old") == multiplexed, "the same origin, spelt otherwise")
+        #expect(overHTTP2.hostProtocol(answering: "http://api.test/v1/me") == nil, "sent on from cleartext to https")
+        #expect(overHTTP2.hostProtocol(answering: "https://cdn.test/v1/me") == nil)
+        #expect(overHTTP2.hostProtocol(answering: "https://api.test:8443/v1/me") == nil)
+        #expect(overHTTP2.hostProtocol(answering: nil) == nil)
+
+        // URLSession's head, whose URL is the last one it reached, read from what it shows.
+        let response = try #require(HTTPURLResponse(url: URL(string: "https://api.test/v1/me")!, statusCode: 200,
+                                                    httpVersion: "HTTP/2", headerFields: [:]))
+        #expect(ResponseHead(response).hostProtocol(answering: "https://api.test/v1/me") == multiplexed)
+        #expect(ResponseHead(response).hostProtocol(answering: "http://api.test/v1/me") == nil)
+    }
+
     /// A scheduler of 2 connections and 10 streams per host, with 30 GETs held at the stub,
     /// whose answers say they came over `version`.
     private static func burst(over version: String) async -> Harness {

@@ -24,7 +24,7 @@ extension RequestScheduler {
         // stored answer may stand in for it (`stale-if-error`), as for a failure no retry follows.
         if case .verdict = reading { answer = staleAnswer(to: request.prepared, after: answer) }
         // What the answer came over sets its host's budget: connections, or streams.
-        let spoken = (try? outcome.get())?.head.hostProtocol
+        let spoken = (try? outcome.get())?.head.hostProtocol(answering: request.prepared.urlString)
         let now = clock.uptimeNanoseconds
         let end = feed(ending: attempt, announcing: { end in
             if let change = end.healthChange { announce(change) }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension ResponseHead {
     /// What the answer came over, for its host's budget: HTTP/1.x, or a protocol that carries
     /// many answers over one connection (HTTP/2, HTTP/3, and URLSession's `h2`, `h2c`, `h3`).
@@ -32,6 +34,26 @@ extension ResponseHead {
             return isHTTP1 ? .http1 : .multiplexed(maximumStreams: nil)
         default:
             return nil
+        }
+    }
+
+    /// ``hostProtocol``, for the budget of the host `requested` names, if the answer came from
+    /// that host: one a redirect led elsewhere tells of the other host (an `http` URL sent on
+    /// to `https` would otherwise make its cleartext host look multiplexed).
+    ///
+    /// - Parameter requested: the URL the attempt asked for, as text.
+    func hostProtocol(answering requested: String?) -> HostProtocol? {
+        guard let requested, comes(fromOriginOf: requested) else { return nil }
+        return hostProtocol
+    }
+
+    /// Whether the answer came from the scheme, host and port of `requested`: at once when its
+    /// URL is the one asked for (no redirect, which is most answers), else by their host keys.
+    func comes(fromOriginOf requested: String) -> Bool {
+        switch location {
+        case .text(let text) where text == requested: true
+        case .url(let answered) where answered.absoluteString == requested: true
+        default: url.hostKey != nil && url.hostKey == URL(string: requested)?.hostKey
         }
     }
 

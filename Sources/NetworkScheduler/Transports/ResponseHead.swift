@@ -18,10 +18,10 @@ public struct ResponseHead: Sendable, Equatable {
     /// HTTP/2 or HTTP/3 runs many attempts at once (see
     /// ``RequestScheduler/Configuration-swift.struct/multiplexedHostBudget``).
     public let httpVersion: String?
-    private let location: Location
+    let location: Location
     private let fields: Fields
 
-    private enum Location: Sendable {
+    enum Location: Sendable {
         case url(URL)
         case text(String)
     }
