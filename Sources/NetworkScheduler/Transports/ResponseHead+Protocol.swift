@@ -53,7 +53,7 @@ extension ResponseHead {
         switch location {
         case .text(let text) where text == requested: true
         case .url(let answered) where answered.absoluteString == requested: true
-        default: url.hostKey != nil && url.hostKey == URL(string: requested)?.hostKey
+        default: url.hostKey.map { $0 == URL(string: requested)?.hostKey } ?? false
         }
     }
 

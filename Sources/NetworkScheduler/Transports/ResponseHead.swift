@@ -14,8 +14,9 @@ public struct ResponseHead: Sendable, Equatable {
     public let statusCode: Int
     /// The version of HTTP the answer came over, as its transport told it (`"HTTP/1.1"`,
     /// `"HTTP/2"`, or URLSession's protocol name on Apple platforms, `"h2"`); nil when it did not
-    /// say, as URLSession on Linux never does. A host's budget follows it: one that answers over
-    /// HTTP/2 or HTTP/3 runs many attempts at once (see
+    /// say, as URLSession on Linux never does (the scheduler then reads the protocol from the
+    /// scheme and the fields). A host's budget follows it: one that answers over HTTP/2 or
+    /// HTTP/3 runs many attempts at once (see
     /// ``RequestScheduler/Configuration-swift.struct/multiplexedHostBudget``).
     public let httpVersion: String?
     let location: Location
@@ -52,7 +53,8 @@ public struct ResponseHead: Sendable, Equatable {
     ///   - statusCode: the status code.
     ///   - headerFields: the header fields in the order they came, a repeated name once per value.
     ///   - httpVersion: the version of HTTP it came over, such as `"HTTP/1.1"` or `"HTTP/2"`;
-    ///     nil if the transport does not know (its host then keeps its budget as it is).
+    ///     nil if the transport does not know (the scheduler then reads it from the scheme and
+    ///     the fields, as on Linux: see <doc:PlatformNotes>).
     public init(url: URL, statusCode: Int, headerFields: HeaderFields, httpVersion: String? = nil) {
         location = .url(url)
         self.statusCode = statusCode
@@ -68,7 +70,8 @@ public struct ResponseHead: Sendable, Equatable {
     ///   - statusCode: the status code.
     ///   - headerFields: the header fields in the order they came, a repeated name once per value.
     ///   - httpVersion: the version of HTTP it came over, such as `"HTTP/1.1"` or `"HTTP/2"`;
-    ///     nil if the transport does not know (its host then keeps its budget as it is).
+    ///     nil if the transport does not know (the scheduler then reads it from the scheme and
+    ///     the fields, as on Linux: see <doc:PlatformNotes>).
     public init(url: String, statusCode: Int, headerFields: HeaderFields, httpVersion: String? = nil) {
         location = .text(url)
         self.statusCode = statusCode
