@@ -9,8 +9,9 @@ import NetworkSchedulerTesting
 
 extension HeavyTests {
     /// Three schedulers in one process, whose requests wait for each other's: every caller ends
-    /// exactly once, no machine's priorities are corrupted (the crash of a dependent of another
-    /// scheduler's request), and each scheduler is left empty.
+    /// exactly once, no dependent succeeds unless all its dependencies did, no machine's
+    /// priorities are corrupted (the crash of a dependent of another scheduler's request), and
+    /// each scheduler is left empty.
     @Suite struct CrossSchedulerStressTests {
         static let schedulers = 3
         static let rounds = isThreadSanitized ? 10 : 20
@@ -44,6 +45,11 @@ extension HeavyTests {
             let dependencyFailures = Locked<[String: Int]>([:])
         }
 
+        /// A round's dependents, each with what it waited for.
+        final class Dependents: Sendable {
+            let all = Locked<[(dependent: RequestHandle, dependencies: [RequestHandle])]>([])
+        }
+
         @Test(arguments: [0x5EED_0011, 0x5EED_0012] as [UInt64])
         func everyCallerEndsExactlyOnceWhenRequestsWaitAcrossSchedulers(seed: UInt64) async {
             // Fresh schedulers each round: their callers' places and generations then coincide
@@ -70,12 +76,13 @@ extension HeavyTests {
             let apis = schedulers.map { APIClient(baseURL: URL(string: "https://api.test")!, scheduler: $0) }
             let ledger = Ledger(callers: callersPerRound)
             let recent = Recent()
+            let dependents = Dependents()
 
             let workersDone = EventLog<Int>()
             for worker in 0..<workers {
                 Thread {
                     drive(worker: worker, seed: seed, apis: apis, servers: servers, recent: recent,
-                          ledger: ledger, coverage: coverage)
+                          ledger: ledger, dependents: dependents, coverage: coverage)
                     workersDone.append(worker)
                 }.start()
             }
@@ -90,6 +97,11 @@ extension HeavyTests {
             let deliveries = ledger.deliveries
             #expect(deliveries.allSatisfy { $0 == 1 },
                     "seed \(seed): callers with other than one outcome: \(deliveries.enumerated().filter { $0.element != 1 }.prefix(5))")
+            let sentAfterAFailure = dependents.all.withLock { $0 }.filter { pair in
+                pair.dependent.outcome == .succeeded && pair.dependencies.contains { $0.outcome != .succeeded }
+            }.map(\.dependent.id)
+            #expect(sentAfterAFailure.isEmpty,
+                    "seed \(seed): dependents that succeeded after a dependency did not: \(sentAfterAFailure.prefix(3))")
             for (index, scheduler) in schedulers.enumerated() {
                 await scheduler.queuesDrained()
                 let (census, violations, operations) = scheduler.state.withLock {
@@ -103,19 +115,27 @@ extension HeavyTests {
 
         /// One thread's share of callers: each sent to a random scheduler, a third of them after
         /// a recent request of any scheduler, with cancellations and answers between sends.
+        /// Every 25 callers, one is held and the next waits for it on another scheduler before it
+        /// is cancelled: whatever the timing, some dependents end by another scheduler's
+        /// cancellation (a run on a loaded machine once saw five of them by chance alone).
         private static func drive(worker: Int, seed: UInt64, apis: [APIClient], servers: [Server], recent: Recent,
-                                  ledger: Ledger, coverage: Coverage) {
+                                  ledger: Ledger, dependents: Dependents, coverage: Coverage) {
             var random = SeededGenerator(seed: seed &+ UInt64(worker))
             // Groups span the schedulers, as a screen's requests may.
             let groups = (0..<6).map { _ in RequestGroup() }
             let perWorker = callersPerRound / workers
+            var toCancel: RequestHandle?
             for index in 0..<perWorker {
                 let caller = worker * perWorker + index
-                let target = Int(random.next() % UInt64(apis.count))
+                var target = Int(random.next() % UInt64(apis.count))
+                let answer = index % 25 == 11 ? 3 : random.next() % 5
                 let resource = Resource<User>(path: "items/\(random.next() % 20)",
-                                              query: [URLQueryItem(name: "v", value: "\(random.next() % 5)")])
+                                              query: [URLQueryItem(name: "v", value: "\(answer)")])
                 var dependencies: [RequestHandle] = []
-                if random.next() % 3 == 0 {
+                if let held = toCancel {
+                    dependencies = [held]
+                    target = (apis.firstIndex { $0.scheduler === held.scheduler }! + 1) % apis.count
+                } else if random.next() % 3 == 0 {
                     for _ in 0...(random.next() % 2) {
                         guard let dependency = recent.pick(using: &random) else { break }
                         dependencies.append(dependency)
@@ -134,6 +154,13 @@ extension HeavyTests {
                     ledger.record(caller, result)
                 }
                 recent.add(handle)
+                if !dependencies.isEmpty { dependents.all.withLock { $0.append((handle, dependencies)) } }
+                if let held = toCancel {
+                    held.cancel()
+                    toCancel = nil
+                } else if index % 25 == 11 {
+                    toCancel = handle
+                }
                 let server = servers.randomElement(using: &random)!
                 switch random.next() % 100 {
                 case 0..<6: recent.pick(using: &random)?.cancel()
