@@ -33,8 +33,9 @@ import NIOHTTP1
 ///
 /// ## Threading
 /// Requests run on the client's event loops, as the client's own tasks (no Swift task per
-/// request); completions arrive on them, and the scheduler hands results to callers on their
-/// callback queues. The transport is `Sendable` and holds
+/// request); their completions leave the loops for a Dispatch queue, so that the scheduler's
+/// work for one answer never holds up the others, and the scheduler hands results to callers
+/// on their callback queues. The transport is `Sendable` and holds
 /// no state of its own: one transport may serve many schedulers.
 ///
 /// ```swift
@@ -114,7 +115,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     ///   - request: the request to send.
     ///   - policy: the redirects to follow, the response size limit and the priority.
     ///   - progress: told how much of the body has gone out; nil when nobody asked.
-    ///   - completion: called exactly once with the response or the error, on an event loop.
+    ///   - completion: called exactly once with the response or the error, on a Dispatch queue
+    ///     (never on the client's event loops).
     public func startTask(
         for request: TransportRequest,
         policy: TransportPolicy,

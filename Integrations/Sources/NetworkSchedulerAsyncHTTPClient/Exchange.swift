@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,7 +11,7 @@ import NIOHTTP1
 
 extension AsyncHTTPClientTransport {
     /// One request and the redirects it follows, each sent as a task of the client's own, read
-    /// whole under the request's size limit and completed on the client's event loop.
+    /// whole under the request's size limit and completed off the client's event loops.
     ///
     /// No Swift task per request: a new task allocates its frames in fresh slabs of a
     /// kilobyte each (nine per request through the client's async API), where a loop of
@@ -84,7 +85,7 @@ extension AsyncHTTPClientTransport {
                         redirected.responseSink = transportRequest.responseSink
                         return send(redirected, redirectsLeft: redirectsLeft - 1)
                     }
-                    completion(.success(Self.transportResponse(response, from: urlString)))
+                    finish(.success(Self.transportResponse(response, from: urlString)))
                 } catch {
                     fail(error)
                 }
@@ -101,7 +102,14 @@ extension AsyncHTTPClientTransport {
         }
 
         private func fail(_ error: any Error) {
-            completion(.failure(AsyncHTTPClientTransport.mapped(error, limit: policy.maximumResponseSize)))
+            finish(.failure(AsyncHTTPClientTransport.mapped(error, limit: policy.maximumResponseSize)))
+        }
+
+        /// Hands the outcome to the scheduler on a Dispatch queue. What it does then (its
+        /// machine, the next attempt) would otherwise hold up the event loop that reads the
+        /// connection's other answers and writes the next requests.
+        private func finish(_ outcome: Result<TransportResponse, any Error>) {
+            DispatchQueue.global().async { [completion] in completion(outcome) }
         }
 
         /// The client's request, made from the scheduler's parts.

@@ -8,6 +8,7 @@ import NetworkScheduler
 import NetworkSchedulerTesting
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Testing
 
 /// The AsyncHTTPClient transport against a server on loopback: deadlines, cancellation, the
@@ -63,6 +64,26 @@ import Testing
             }
             #expect(await server.closed.wait(for: 1, timeout: 10).count == 1)
         }
+    }
+
+    /// What the scheduler does with an answer must not hold up the loop that reads the
+    /// connection's other answers: the transport completes answers and failures off its loops.
+    @Test func completionsArriveOffTheClientsEventLoops() async throws {
+        let server = try await LoopbackServer.start { head in head.uri.hasSuffix("held") ? .hold : Self.ok }
+        let transport = AsyncHTTPClientTransport()
+        var held = URLRequest(url: server.baseURL.appendingPathComponent("held"))
+        held.timeoutInterval = 0.3
+        let onALoop = EventLog<Bool>()
+
+        for request in [URLRequest(url: server.baseURL.appendingPathComponent("ok")), held] {
+            _ = transport.startTask(for: request, policy: TransportPolicy()) { _ in
+                onALoop.append(MultiThreadedEventLoopGroup.currentEventLoop != nil)
+            }
+        }
+
+        #expect(await onALoop.wait(for: 2, timeout: 10) == [false, false])
+        try await transport.shutdown()
+        await server.stop()
     }
 
     @Test func theTransportEndsARequestAtItsOwnDeadlineWithoutTheScheduler() async throws {
