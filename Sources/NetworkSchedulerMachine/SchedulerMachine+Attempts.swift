@@ -26,7 +26,8 @@ extension SchedulerMachine {
     /// delivers `outcome` to its callers; a failure first waits for its verdict (a
     /// ``VerdictWanted``). An attempt that had already ended (at its deadline) changes nothing.
     /// Its time on the wire is counted on the machine's clock, from the slot it got to `now`.
-    /// `spoken`, what the answer came over if its transport said, sets its host's budget
+    /// `spoken`, what the answer came over (as its transport said, or as the answer showed;
+    /// nil for one a redirect brought from another host), sets its host's budget
     /// (``host(_:answeredOver:after:)``), with how long it took, before the slot is given on.
     @inlinable package mutating func attemptEnded(
         _ attempt: AttemptID,

@@ -441,7 +441,8 @@
         /// connections, until it answers over a multiplexed protocol (``speaks``).
         @usableFromInline var budget: Int
         @usableFromInline var lowPriorityBudget: Int
-        /// What its answers came over, as its transport last told; nil until one did.
+        /// What its answers came over, as the last one that told said or showed; nil until
+        /// one did.
         @usableFromInline var speaks: HostProtocol?
         /// How long its quickest answer took, from its slot to its end, in nanoseconds; nil
         /// until one came.
